@@ -1,0 +1,111 @@
+"""Randomness for verifiers, written once and used two ways.
+
+Every verifier draws its internal randomness (acceptance coins, residual draws) through a ``Coins``
+object.  ``RandomCoins`` samples with a seeded ``numpy.random.Generator``; ``enumerate_outcomes``
+runs the same verifier code over *every* coin outcome, each with its exact probability, by replaying
+the program with forced choices (depth-first over the choice tree).  The exact laws of spec §7 and
+the sampled runs therefore come from one implementation and cannot drift apart.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+import numpy as np
+
+
+class Coins(Protocol):
+    def bernoulli(self, prob: float) -> bool:
+        """True with probability ``prob`` (clipped to [0, 1])."""
+
+    def categorical(self, probs: np.ndarray) -> int:
+        """An index drawn with probability ∝ ``probs`` (non-negative, positive sum)."""
+
+
+def normalized(weights: np.ndarray) -> np.ndarray:
+    """weights / Σ weights, float64; raises if nothing has positive weight."""
+    weights = np.asarray(weights, dtype=np.float64)
+    total = float(weights.sum())
+    if not total > 0:
+        raise ValueError("cannot normalize a vector with no positive mass")
+    return weights / total
+
+
+class RandomCoins:
+    """Coins from a seeded generator: a run is replayed exactly by reusing the seed."""
+
+    def __init__(self, rng: np.random.Generator | int | None):
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+    def bernoulli(self, prob: float) -> bool:
+        # U ~ U[0,1): prob 1 always passes and prob 0 never does.
+        return bool(self.rng.random() < prob)
+
+    def categorical(self, probs: np.ndarray) -> int:
+        cdf = np.cumsum(np.asarray(probs, dtype=np.float64))
+        u = self.rng.random() * cdf[-1]
+        idx = int(np.searchsorted(cdf, u, side="right"))
+        idx = min(idx, cdf.size - 1)
+        # Never return a zero-probability index (possible only through rounding at the top end).
+        while probs[idx] <= 0 and idx > 0:
+            idx -= 1
+        return idx
+
+
+class _Branch:
+    """Replays forced choices; at each new choice takes the first option and queues the others."""
+
+    __slots__ = ("forced", "pos", "prob", "pending")
+
+    def __init__(self, forced: tuple, prob: float, pending: list):
+        self.forced = forced
+        self.pos = 0
+        self.prob = prob
+        self.pending = pending
+
+    def _choose(self, options: list[tuple[Any, float]]):
+        if self.pos < len(self.forced):
+            value = self.forced[self.pos]
+            self.pos += 1
+            return value
+        taken = self.forced[: self.pos]
+        for value, weight in options[1:]:
+            self.pending.append((taken + (value,), self.prob * weight))
+        value, weight = options[0]
+        self.prob *= weight
+        self.forced = taken + (value,)
+        self.pos += 1
+        return value
+
+    def bernoulli(self, prob: float) -> bool:
+        prob = min(max(float(prob), 0.0), 1.0)
+        if prob >= 1.0:
+            return True
+        if prob <= 0.0:
+            return False
+        return self._choose([(True, prob), (False, 1.0 - prob)])
+
+    def categorical(self, probs: np.ndarray) -> int:
+        dist = normalized(probs)
+        support = np.flatnonzero(dist > 0)
+        if support.size == 1:
+            return int(support[0])
+        return self._choose([(int(i), float(dist[i])) for i in support])
+
+
+def enumerate_outcomes(program: Callable[[Coins], Any]) -> list[tuple[float, Any]]:
+    """Run ``program(coins)`` over every coin outcome; return [(probability, result), ...].
+
+    The probabilities sum to 1 (up to rounding).  The number of runs equals the number of leaves of
+    the choice tree, so keep programs whose coin count is small (toy models).  Probabilities of a
+    run are carried when the run is *forced*, so a replayed prefix is charged once.
+    """
+    results: list[tuple[float, Any]] = []
+    pending: list[tuple[tuple, float]] = [((), 1.0)]
+    while pending:
+        forced, prob = pending.pop()
+        coins = _Branch(forced, 1.0, pending)
+        # The forced prefix's probability is already in ``prob``; new choices multiply into it.
+        coins.prob = prob
+        out = program(coins)
+        results.append((coins.prob, out))
+    return results

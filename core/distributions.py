@@ -1,0 +1,30 @@
+"""Small float64 helpers on next-token distributions shared by the verification rules."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def positive_part(x: np.ndarray) -> np.ndarray:
+    """(x)₊ elementwise."""
+    return np.maximum(x, 0.0)
+
+
+def acceptance_ratio(q: float, p: float) -> float:
+    """min(1, q/p); a token the draft could not have produced (p = 0) is accepted outright, which
+    is immaterial for the law since it occurs with probability 0."""
+    if p <= 0.0:
+        return 1.0
+    return min(1.0, q / p)
+
+
+def residual(weights: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """normalize((weights)₊), or ``fallback`` when no positive mass is left.
+
+    The fallback is reached only on probability-zero branches (e.g. q = p at a node whose residual
+    is never drawn) or through rounding, where any distribution keeps the law intact.
+    """
+    pos = positive_part(weights)
+    total = float(pos.sum())
+    if not total > 1e-300:
+        return fallback
+    return pos / total

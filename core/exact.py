@@ -1,0 +1,169 @@
+"""Exact analysis by enumeration (spec §7): the law of τ and of the output O = (s, y), hence the
+fidelity error, for any verifier on toy models.
+
+Every draft outcome is enumerated with its probability (ordered K-tuples of paths in Ω^L; only the
+first path for single-draft rules; multisets with multinomial weights for rules whose law depends on
+the drafts only as a multiset), and the rule's exact conditional law given the drafts comes from
+``Verifier.law`` (every internal coin enumerated).  All float64.
+
+Losslessness (spec §2, (V)): the completed law
+    P̃(z) = Σ_(j=1..L+1) P(O = z_1..z_j)·q(z_(j+1)..z_(L+1) | z_1..z_j),  z ∈ Ω^(L+1),
+must equal q(z); the fidelity error is TV(P̃, q) = ½ Σ_z |P̃(z) − q(z)|.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable, Iterator
+
+import numpy as np
+
+from toy_models import ToyModel
+
+from .tree import DraftBlock, Node
+from .verifier import Verifier, get_verifier
+
+#: Largest number of draft outcomes enumerated before refusing (the CLI and app report it).
+MAX_OUTCOMES = 200_000
+
+
+class TooLarge(ValueError):
+    """The enumeration would be too large to finish in reasonable time."""
+
+
+@dataclass(frozen=True)
+class ExactResult:
+    method: str
+    K: int
+    L: int
+    V: int
+    tau_pmf: np.ndarray                 # P(τ = i), i = 0..L
+    output_law: dict[Node, float]       # P(O = u) for every output u = s·y with positive mass
+    completed: np.ndarray               # P̃ on Ω^(L+1), shape (V,)*(L+1)
+    target: np.ndarray                  # q on Ω^(L+1), same shape
+    outcomes: int                       # draft outcomes enumerated
+
+    @property
+    def expected_accepted(self) -> float:
+        """E[τ]."""
+        return float(np.dot(np.arange(self.L + 1), self.tau_pmf))
+
+    @property
+    def block_efficiency(self) -> float:
+        """E[τ] + 1: tokens per target call."""
+        return self.expected_accepted + 1.0
+
+    @property
+    def acceptance_per_position(self) -> np.ndarray:
+        """P(τ ≥ i) for i = 1..L."""
+        return np.cumsum(self.tau_pmf[::-1])[::-1][1:]
+
+    @property
+    def fidelity_tv(self) -> float:
+        """TV distance between the completed output law and q on Ω^(L+1)."""
+        return 0.5 * float(np.abs(self.completed - self.target).sum())
+
+    def summary(self) -> dict:
+        return {
+            "method": self.method, "K": self.K, "L": self.L, "V": self.V,
+            "expected_accepted": self.expected_accepted,
+            "block_efficiency": self.block_efficiency,
+            "accepted_pmf": self.tau_pmf.tolist(),
+            "acceptance_per_position": self.acceptance_per_position.tolist(),
+            "fidelity_tv": self.fidelity_tv,
+            "outcomes_enumerated": self.outcomes,
+        }
+
+
+def outcome_count(V: int, K: int, L: int, verifier: Verifier) -> int:
+    """How many draft outcomes ``exact_analysis`` enumerates for this rule."""
+    paths = V ** L
+    if verifier.single_draft:
+        return paths
+    if verifier.order_invariant:
+        return math.comb(paths + K - 1, K)
+    return paths ** K
+
+
+def draft_outcomes(draft: ToyModel, K: int, L: int, verifier: Verifier
+                   ) -> Iterator[tuple[float, tuple[Node, ...]]]:
+    """(probability, drafts) over every draft outcome the rule can tell apart."""
+    paths = [(path, draft.joint(path)) for path in itertools.product(range(draft.V), repeat=L)]
+    paths = [(x, w) for x, w in paths if w > 0]
+    if verifier.single_draft:
+        for x, w in paths:
+            yield w, (x,)
+    elif verifier.order_invariant:
+        for combo in itertools.combinations_with_replacement(range(len(paths)), K):
+            counts = np.bincount(combo)
+            coeff = math.factorial(K) / math.prod(math.factorial(int(c)) for c in counts)
+            yield coeff * math.prod(paths[i][1] for i in combo), tuple(paths[i][0] for i in combo)
+    else:
+        for combo in itertools.product(paths, repeat=K):
+            yield math.prod(w for _, w in combo), tuple(x for x, _ in combo)
+
+
+def completion_tensor(target: ToyModel, L: int) -> Callable[[Node], np.ndarray]:
+    """u ↦ the array of q(v | u) over v ∈ Ω^(L+1−|u|), shape (V,)*(L+1−|u|) (memoised)."""
+    depth = L + 1
+
+    @lru_cache(maxsize=None)
+    def tensor(u: Node) -> np.ndarray:
+        rest = depth - len(u)
+        if rest == 0:
+            return np.ones(())
+        cond = target.cond(u)
+        return np.stack([cond[x] * tensor(u + (x,)) for x in range(target.V)])
+
+    return tensor
+
+
+def completed_law(output_law: dict[Node, float], target: ToyModel, L: int) -> tuple[np.ndarray, np.ndarray]:
+    """(P̃, q) on Ω^(L+1) for an output law {u: P(O = u)}."""
+    tensor = completion_tensor(target, L)
+    completed = np.zeros((target.V,) * (L + 1))
+    for u, prob in output_law.items():
+        completed[u] += prob * tensor(u)
+    return completed, tensor(())
+
+
+def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int,
+                   max_outcomes: int = MAX_OUTCOMES,
+                   progress: Callable[[float], None] | None = None,
+                   recursion: bool = True) -> ExactResult:
+    """Exact law of τ and of O for ``method`` with K i.i.d. drafts of length L (spec §7).
+
+    Tree walks use the recursion over alive drafts (``model_output_law``) unless ``recursion`` is
+    False, in which case every draft outcome is enumerated like for any other rule (the two must
+    agree; the tests check it).
+    """
+    verifier = get_verifier(method) if isinstance(method, str) else method
+    if draft.V != target.V:
+        raise ValueError(f"draft has V={draft.V} tokens but target has V={target.V}")
+    if recursion and hasattr(verifier, "model_output_law"):
+        output, states = verifier.model_output_law(draft, target, K, L)
+        tau_pmf = np.zeros(L + 1)
+        for u, prob in output.items():
+            tau_pmf[len(u) - 1] += prob
+        completed, q = completed_law(output, target, L)
+        return ExactResult(verifier.name, K, L, target.V, tau_pmf, output, completed, q, states)
+    count = outcome_count(draft.V, K, L, verifier)
+    if count > max_outcomes:
+        raise TooLarge(f"{verifier.name} would enumerate {count:,} draft outcomes "
+                       f"(limit {max_outcomes:,}); lower V, K or L")
+    tau_pmf = np.zeros(L + 1)
+    output: dict[Node, float] = defaultdict(float)
+    n = 0
+    for n, (weight, drafts) in enumerate(draft_outcomes(draft, K, L, verifier), start=1):
+        block = DraftBlock.from_models(drafts, draft.cond, target.cond)
+        for (s, y), prob in verifier.law(block).items():
+            mass = weight * prob
+            tau_pmf[len(s)] += mass
+            output[s + (y,)] += mass
+        if progress is not None and n % 256 == 0:
+            progress(n / count)
+    completed, q = completed_law(output, target, L)
+    return ExactResult(verifier.name, K, L, target.V, tau_pmf, dict(output), completed, q, n)

@@ -1,0 +1,37 @@
+"""SpecInfer-style recursive rejection sampling (RRS, multi-candidate SD), spec §4, with the tree walk.
+
+T_1 = q; for i = 1..k accept X_i with probability min(1, T_i(X_i)/p(X_i)), else
+T_(i+1) = normalize((T_i − p)₊); if all are rejected, y ~ T_(k+1).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .coins import Coins
+from .distributions import acceptance_ratio, residual
+from .trace import Trace
+from .tree import Node
+from .tree_walk import TreeWalkVerifier
+from .verifier import register
+
+
+def rrs_core(tokens: Sequence[int], drafts: Sequence[int], p: np.ndarray, q: np.ndarray,
+             coins: Coins, trace: Trace, s: Node):
+    target = q
+    trace.note(s, alive=len(tokens))
+    for token, draft in zip(tokens, drafts):
+        prob = acceptance_ratio(target[token], p[token])
+        if trace.test(s + (token,), draft, prob, coins.bernoulli(prob), "token"):
+            return draft, None
+        target = residual(target - p, target)
+    return None, target
+
+
+@register
+class SpecInfer(TreeWalkVerifier):
+    name = "specinfer"
+    label = "SpecInfer (recursive rejection)"
+    citation = "Miao et al. 2024 (SpecInfer); Yang et al. 2024 (multi-candidate SD)"
+    core = staticmethod(rrs_core)

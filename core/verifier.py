@@ -1,0 +1,79 @@
+"""The one interface every verification rule implements, and the registry of rules by name.
+
+A rule is a *coin program*: ``run(block, coins) -> Outcome`` makes all its random choices through
+``coins``.  ``verify`` runs it with seeded coins and draws the extra token; ``law`` runs it over
+every coin outcome (``core.coins.enumerate_outcomes``) and returns the exact conditional law of the
+output O = (s, y) given the drafts.  One implementation serves sampling and exact analysis.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from .coins import Coins, RandomCoins, enumerate_outcomes
+from .trace import Outcome, Verdict
+from .tree import DraftBlock, Node
+
+
+class VerifierError(ValueError):
+    """A verifier cannot run on this input (e.g. a model-dependent rule without its model)."""
+
+
+class Verifier:
+    """Base class.  Subclasses set the class attributes and implement ``run``."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]            # for legends and tables
+    citation: ClassVar[str]
+    single_draft: ClassVar[bool] = False    # uses draft 0 only, whatever K is
+    order_invariant: ClassVar[bool] = False  # law of O depends on the drafts only as a multiset
+    lossless_by_theory: ClassVar[bool] = True  # a hypothesis; exact analysis measures it
+
+    def run(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def verify(self, block: DraftBlock, rng: np.random.Generator | int | None) -> Verdict:
+        """One seeded verification step: the accepted sub-block, its draft, the extra token."""
+        coins = RandomCoins(rng)
+        out = self.run(block, coins)
+        extra = coins.categorical(out.residual)
+        return Verdict(out.accepted, out.draft, extra, out.residual, out.tau == block.L, out.trace)
+
+    def law(self, block: DraftBlock) -> dict[tuple[Node, int], float]:
+        """Exact P(O = (s, y) | drafts), summed over every internal coin."""
+        law: dict[tuple[Node, int], float] = defaultdict(float)
+        for prob, out in enumerate_outcomes(lambda coins: self.run(block, coins)):
+            residual = out.residual / out.residual.sum()
+            for y in np.flatnonzero(residual > 0):
+                law[(out.accepted, int(y))] += prob * float(residual[y])
+        return dict(law)
+
+    def __repr__(self) -> str:
+        return f"<verifier {self.name}>"
+
+
+REGISTRY: dict[str, Callable[..., Verifier]] = {}
+
+
+def register(cls):
+    """Class decorator: make a rule available by ``cls.name``."""
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_verifier(name: str, **context) -> Verifier:
+    """Instantiate a rule by name.  Model-dependent rules (``lp_optimal``) take their context
+    (toy models, K, L) as keyword arguments."""
+    from . import methods  # noqa: F401  (registers the rules)
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise VerifierError(f"unknown method {name!r}; choose one of {', '.join(sorted(REGISTRY))}") from None
+    return cls(**context)
+
+
+def method_names() -> list[str]:
+    from . import methods  # noqa: F401
+    return list(REGISTRY)
