@@ -92,7 +92,12 @@ class _Branch:
         return self._choose([(int(i), float(dist[i])) for i in support])
 
 
-def enumerate_outcomes(program: Callable[[Coins], Any]) -> list[tuple[float, Any]]:
+class TooManyOutcomes(RuntimeError):
+    """The choice tree has more leaves than the caller allowed."""
+
+
+def enumerate_outcomes(program: Callable[[Coins], Any],
+                       max_leaves: int | None = None) -> list[tuple[float, Any]]:
     """Run ``program(coins)`` over every coin outcome; return [(probability, result), ...].
 
     The probabilities sum to 1 (up to rounding).  The number of runs equals the number of leaves of
@@ -108,4 +113,6 @@ def enumerate_outcomes(program: Callable[[Coins], Any]) -> list[tuple[float, Any
         coins.prob = prob
         out = program(coins)
         results.append((coins.prob, out))
+        if max_leaves is not None and len(results) > max_leaves:
+            raise TooManyOutcomes(f"more than {max_leaves} coin outcomes")
     return results

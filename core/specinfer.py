@@ -17,16 +17,20 @@ from .tree_walk import TreeWalkVerifier
 from .verifier import register
 
 
-def rrs_core(tokens: Sequence[int], drafts: Sequence[int], p: np.ndarray, q: np.ndarray,
-             coins: Coins, trace: Trace, s: Node):
-    target = q
-    trace.note(s, alive=len(tokens))
-    for token, draft in zip(tokens, drafts):
-        prob = acceptance_ratio(target[token], p[token])
-        if trace.test(s + (token,), draft, prob, coins.bernoulli(prob), "token"):
-            return draft, None
-        target = residual(target - p, target)
-    return None, target
+def rrs_core(p: np.ndarray, q: np.ndarray, k: int, trace: Trace, s: Node):
+    """Recursive rejection at node s for k alive drafts."""
+    trace.note(s, alive=k)
+
+    def run(tokens: Sequence[int], drafts: Sequence[int], coins: Coins, trace: Trace):
+        target = q
+        for token, draft in zip(tokens, drafts):
+            prob = acceptance_ratio(target[token], p[token])
+            if trace.test(s + (token,), draft, prob, coins.bernoulli(prob), "token"):
+                return draft, None
+            target = residual(target - p, target)
+        return None, target
+
+    return run
 
 
 @register

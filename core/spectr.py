@@ -78,17 +78,21 @@ def kseq_rho(p: np.ndarray, q: np.ndarray, k: int) -> float:
     return lo if abs(f_piece(lo, j)) <= abs(f_piece(hi, j)) else hi
 
 
-def kseq_core(tokens: Sequence[int], drafts: Sequence[int], p: np.ndarray, q: np.ndarray,
-              coins: Coins, trace: Trace, s: Node):
-    k = len(tokens)
+def kseq_core(p: np.ndarray, q: np.ndarray, k: int, trace: Trace, s: Node):
+    """K-SEQ at node s for k alive drafts: ρ* is solved once, then tokens are tried in order."""
     rho = kseq_rho(p, q, k)
     b = beta(p, q, rho)
     trace.note(s, rho=rho, beta=b, accept=1.0 - (1.0 - b) ** k, alive=k)
-    for token, draft in zip(tokens, drafts):
-        prob = 1.0 if p[token] <= 0 else min(1.0, q[token] / (rho * p[token]))
-        if trace.test(s + (token,), draft, prob, coins.bernoulli(prob), "token"):
-            return draft, None
-    return None, residual(q - rho * p, q)
+    leftover = residual(q - rho * p, q)
+
+    def run(tokens: Sequence[int], drafts: Sequence[int], coins: Coins, trace: Trace):
+        for token, draft in zip(tokens, drafts):
+            prob = 1.0 if p[token] <= 0 else min(1.0, q[token] / (rho * p[token]))
+            if trace.test(s + (token,), draft, prob, coins.bernoulli(prob), "token"):
+                return draft, None
+        return None, leftover
+
+    return run
 
 
 @register

@@ -5,8 +5,9 @@ their next tokens yields y ~ q(·|s).  Drafts whose next token equals y stay ali
 output is (s, y); if some do and |s| + 1 = L, the output is the full block and a bonus from q(·|block);
 otherwise the walk recurses at s·y.
 
-A core returns the alive draft whose token it accepted, or ``None`` and the residual it draws y from
-when it rejects every token.  For both cores here a token that some alive draft proposed has zero
+A core is prepared once per node, ``core(p(·|s), q(·|s), k, trace, s)`` (K-SEQ solves for ρ* there),
+and returns a function of the k alive drafts' next tokens that gives the alive draft whose token it
+accepted, or ``None`` and the residual it draws y from when it rejects every token.  For both cores here a token that some alive draft proposed has zero
 residual mass (a proposed token with q > ρ·p is accepted with probability one; a rejected token's
 mass is removed by RRS), so "stays alive after a residual draw" happens with probability 0.
 """
@@ -21,9 +22,10 @@ from .trace import Outcome, Trace
 from .tree import DraftBlock, Node
 from .verifier import Verifier
 
-#: core(tokens, drafts, p(·|s), q(·|s), coins, trace, s) -> (accepted draft or None, residual or None)
-Core = Callable[[Sequence[int], Sequence[int], np.ndarray, np.ndarray, Coins, Trace, Node],
-                tuple[Optional[int], Optional[np.ndarray]]]
+#: run(tokens, drafts, coins, trace) -> (accepted draft or None, residual or None)
+CoreRun = Callable[[Sequence[int], Sequence[int], Coins, Trace], tuple[Optional[int], Optional[np.ndarray]]]
+#: core(p(·|s), q(·|s), k, trace, s) -> CoreRun
+Core = Callable[[np.ndarray, np.ndarray, int, Trace, Node], CoreRun]
 
 
 def tree_walk(block: DraftBlock, coins: Coins, core: Core) -> Outcome:
@@ -33,7 +35,8 @@ def tree_walk(block: DraftBlock, coins: Coins, core: Core) -> Outcome:
     while True:
         depth = len(s)
         tokens = [int(block.drafts[k, depth]) for k in alive]
-        chosen, dist = core(tokens, alive, block.p[s], block.q[s], coins, trace, s)
+        run = core(block.p[s], block.q[s], len(alive), trace, s)
+        chosen, dist = run(tokens, alive, coins, trace)
         if chosen is None:
             return Outcome(s, alive[0] if s else -1, dist, trace)
         y = int(block.drafts[chosen, depth])
@@ -75,6 +78,7 @@ def tree_walk_output_law(core: Core, draft, target, K: int, L: int) -> tuple[dic
         if key in memo:
             return memo[key]
         p, q = draft.cond(s), target.cond(s)
+        run = core(p, q, k, Trace(), s)
         out: dict[Node, float] = {}
 
         def add(u: Node, mass: float) -> None:
@@ -84,8 +88,7 @@ def tree_walk_output_law(core: Core, draft, target, K: int, L: int) -> tuple[dic
             weight = float(np.prod(p[list(tokens)]))
             if weight == 0.0:
                 continue
-            leaves = enumerate_outcomes(
-                lambda coins: core(tokens, range(k), p, q, coins, Trace(), s))
+            leaves = enumerate_outcomes(lambda coins: run(tokens, range(k), coins, Trace()))
             for prob, (chosen, dist) in leaves:
                 mass = weight * prob
                 if chosen is None:

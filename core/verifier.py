@@ -12,7 +12,7 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from .coins import Coins, RandomCoins, enumerate_outcomes
+from .coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outcomes
 from .trace import Outcome, Verdict
 from .tree import DraftBlock, Node
 
@@ -30,6 +30,7 @@ class Verifier:
     single_draft: ClassVar[bool] = False    # uses draft 0 only, whatever K is
     order_invariant: ClassVar[bool] = False  # law of O depends on the drafts only as a multiset
     lossless_by_theory: ClassVar[bool] = True  # a hypothesis; exact analysis measures it
+    needs_models: ClassVar[bool] = False     # built from the toy models themselves (lp_optimal)
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -49,6 +50,15 @@ class Verifier:
             for y in np.flatnonzero(residual > 0):
                 law[(out.accepted, int(y))] += prob * float(residual[y])
         return dict(law)
+
+    def expected_tau(self, block: DraftBlock, max_leaves: int = 4096) -> float | None:
+        """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
+        ``max_leaves`` coin outcomes (rules with a closed form override this)."""
+        try:
+            leaves = enumerate_outcomes(lambda coins: self.run(block, coins), max_leaves)
+        except TooManyOutcomes:
+            return None
+        return float(sum(prob * out.tau for prob, out in leaves))
 
     def __repr__(self) -> str:
         return f"<verifier {self.name}>"
@@ -72,6 +82,16 @@ def get_verifier(name: str, **context) -> Verifier:
     except KeyError:
         raise VerifierError(f"unknown method {name!r}; choose one of {', '.join(sorted(REGISTRY))}") from None
     return cls(**context)
+
+
+def make_verifier(name: str, draft=None, target=None, K: int | None = None,
+                  L: int | None = None) -> Verifier:
+    """Instantiate a rule by name, handing the toy models to the rules that need them."""
+    from . import methods  # noqa: F401
+    cls = REGISTRY.get(name)
+    if cls is not None and cls.needs_models:
+        return get_verifier(name, draft=draft, target=target, K=K, L=L)
+    return get_verifier(name)
 
 
 def method_names() -> list[str]:
