@@ -104,3 +104,8 @@ class BestOfKBV(Verifier):
                 for y in np.flatnonzero(dist > 0):
                     law[x[:tau] + (int(y),)] += weight * prob * float(dist[y])
         return dict(law), paths
+
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: one BV law per path of Ω^L."""
+        return 2e-4 * V ** L

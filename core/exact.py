@@ -26,8 +26,8 @@ from toy_models import ToyModel
 from .tree import DraftBlock, Node
 from .verifier import Verifier, get_verifier
 
-#: Largest number of draft outcomes enumerated before refusing (the CLI and app report it).
-MAX_OUTCOMES = 200_000
+#: Exact analyses estimated to take longer than this (seconds, on a 2-core machine) are refused.
+MAX_SECONDS = 60.0
 
 
 class TooLarge(ValueError):
@@ -78,8 +78,16 @@ class ExactResult:
         }
 
 
+def estimated_seconds(verifier: Verifier, V: int, K: int, L: int) -> float:
+    """Rough wall-clock estimate of ``exact_analysis`` on a 2-core machine (for warnings and
+    refusals; the constants were calibrated on this project's benchmark grid)."""
+    if hasattr(verifier, "model_law_cost"):
+        return verifier.model_law_cost(V, K, L)
+    return 2e-4 * outcome_count(V, K, L, verifier)
+
+
 def outcome_count(V: int, K: int, L: int, verifier: Verifier) -> int:
-    """How many draft outcomes ``exact_analysis`` enumerates for this rule."""
+    """How many draft outcomes plain enumeration visits for this rule."""
     paths = V ** L
     if verifier.single_draft:
         return paths
@@ -131,7 +139,7 @@ def completed_law(output_law: dict[Node, float], target: ToyModel, L: int) -> tu
 
 
 def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int,
-                   max_outcomes: int = MAX_OUTCOMES,
+                   max_seconds: float = MAX_SECONDS,
                    progress: Callable[[float], None] | None = None,
                    recursion: bool = True) -> ExactResult:
     """Exact law of τ and of O for ``method`` with K i.i.d. drafts of length L (spec §7).
@@ -143,7 +151,13 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     verifier = get_verifier(method) if isinstance(method, str) else method
     if draft.V != target.V:
         raise ValueError(f"draft has V={draft.V} tokens but target has V={target.V}")
-    if recursion and hasattr(verifier, "model_output_law"):
+    use_model_law = recursion and hasattr(verifier, "model_output_law")
+    cost = estimated_seconds(verifier, draft.V, K, L) if use_model_law else \
+        2e-4 * outcome_count(draft.V, K, L, verifier)
+    if cost > max_seconds:
+        raise TooLarge(f"the exact law of {verifier.name} for V={draft.V}, K={K}, L={L} would take "
+                       f"about {cost:,.0f} s (limit {max_seconds:g} s); lower V, K or L")
+    if use_model_law:
         output, states = verifier.model_output_law(draft, target, K, L)
         tau_pmf = np.zeros(L + 1)
         for u, prob in output.items():
@@ -151,9 +165,6 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         completed, q = completed_law(output, target, L)
         return ExactResult(verifier.name, K, L, target.V, tau_pmf, output, completed, q, states)
     count = outcome_count(draft.V, K, L, verifier)
-    if count > max_outcomes:
-        raise TooLarge(f"{verifier.name} would enumerate {count:,} draft outcomes "
-                       f"(limit {max_outcomes:,}); lower V, K or L")
     tau_pmf = np.zeros(L + 1)
     output: dict[Node, float] = defaultdict(float)
     n = 0

@@ -100,3 +100,8 @@ class RBV(Verifier):
             for y in np.flatnonzero(T > 0):
                 law[s + (int(y),)] += weight * float(T[y])
         return dict(law), visited
+
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: K rounds of states (at most a few per node) × V^L continuations."""
+        return 3e-6 * K * V ** L * sum(V ** d for d in range(L + 1))

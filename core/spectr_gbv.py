@@ -20,6 +20,7 @@ A zero denominator (0/0) is taken as h = 1 as in BV's convention.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from typing import Callable
 
@@ -183,3 +184,10 @@ class SpecTrGBV(Verifier):
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
         """Exact output law on toy models without enumerating Ω^(K·L) (see ``gbv_model_output_law``)."""
         return gbv_model_output_law(draft, target, K, L)
+
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: states are bounded by multisets of earlier drafts' paths, each
+        meeting V^L next drafts with up to 2^(L−1) coin branches."""
+        paths = V ** L
+        return 2e-7 * paths * math.comb(paths + K - 2, K - 1) * 2 ** (L - 1) + 1e-4 * paths

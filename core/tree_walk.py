@@ -58,6 +58,11 @@ class TreeWalkVerifier(Verifier):
         """Exact output law on toy models without enumerating Ω^(K·L) (see ``tree_walk_output_law``)."""
         return tree_walk_output_law(type(self).core, draft, target, K, L)
 
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: V^k ordered tuples (k+1 coin outcomes each) at every (s, k) state."""
+        return 3e-5 * sum(V ** d for d in range(L)) * sum((k + 1) * V ** k for k in range(1, K + 1))
+
 
 def tree_walk_output_law(core: Core, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
     """Exact P(O = u) of a tree walk on toy models by recursion over alive drafts (spec §7).
