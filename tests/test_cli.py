@@ -116,7 +116,7 @@ def test_missing_file_and_too_large_lp(toy_files):
     assert out.returncode != 0 and "cannot read" in out.stderr and "Traceback" not in out.stderr
     out = run("bound", "--preset", "several-drafts", "--K", "8", "--L", "6", "--kind", "lp")
     assert out.returncode != 0 and "Traceback" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and "over the limit" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "too large" in out.stderr
 
 
 def test_exact_and_bound_do_not_import_torch():

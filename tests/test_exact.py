@@ -232,3 +232,16 @@ def test_spectr_gbv_trace_keeps_rejected_set_and_skips_it():
     assert tested == [((0,), 0, "sub-block"), ((0, 0), 0, "sub-block"), ((0, 0, 0), 0, "full-block"),
                       ((0, 0, 0), 1, "full-block")]
     assert out.trace.rejected[:2] == [(0,), (0, 0)] and out.accepted == ()
+
+
+def test_lp_optimum_dominates_every_lossless_method_and_equals_bv_at_k1():
+    from core.bounds import optimal_lp
+    for kind, V, K, L, draft, target in INSTANCES[:36]:
+        if V ** (K * L) > 4096:
+            continue
+        lp = optimal_lp(draft, target, K, L).value
+        for m in LOSSLESS + ["lp_optimal"]:
+            v = get_verifier(m, draft=draft, target=target, K=K, L=L) if m == "lp_optimal" else m
+            assert exact_analysis(v, draft, target, K, L).expected_accepted <= lp + 1e-9, (m, kind, V, K, L)
+        bv = exact_analysis("bv", draft, target, 1, L).expected_accepted
+        assert abs(optimal_lp(draft, target, 1, L).value - bv) < 1e-9
