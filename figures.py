@@ -1,0 +1,462 @@
+"""Every Plotly figure of the explorer, in one place.
+
+One colour per method on every page (``COLORS``), one line style per bound (``BOUND_STYLE``).
+Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
+computes an algorithm: the numbers come from ``core``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+# ------------------------------------------------------------------------------------------------
+# Colours and names
+# ------------------------------------------------------------------------------------------------
+
+#: Fixed colour of every method (Tableau 10), the same on every page.
+COLORS: dict[str, str] = {
+    "sd": "#7f7f7f",            # grey
+    "bv": "#1f77b4",            # blue
+    "spectr": "#2ca02c",        # green
+    "specinfer": "#bcbd22",     # olive
+    "spectr_gbv": "#d62728",    # red
+    "rbv": "#9467bd",           # purple
+    "best_of_k_bv": "#ff7f0e",  # orange
+    "lp_optimal": "#111111",    # black
+    "autoregressive": "#444444",  # the target alone (baseline)
+}
+
+#: Bounds: (legend name, colour, dash).
+BOUND_STYLE: dict[str, tuple[str, str, str]] = {
+    "lp_optimum": ("LP optimum (best valid verifier)", "#111111", "solid"),
+    "acausal": ("Acausal coupling bound (unattainable)", "#17becf", "dash"),
+    "claimed_cic": ("Claimed E_CIC (SpecTr-GBV paper)", "#e377c2", "dot"),
+    "greedy": ("Greedy relaxation (upper bound)", "#8c564b", "dashdot"),
+}
+
+SHORT_LABELS: dict[str, str] = {
+    "sd": "SD", "bv": "BV", "spectr": "SpecTr", "specinfer": "SpecInfer",
+    "spectr_gbv": "SpecTr-GBV", "rbv": "RBV", "best_of_k_bv": "Best-of-K+BV",
+    "lp_optimal": "LP-optimal", "autoregressive": "Target alone",
+}
+
+STATUS_COLORS = {
+    "accepted": "#2ca02c", "passed": "#98df8a", "rejected": "#d62728", "untested": "#c7c7c7",
+    "root": "#444444", "extra": "#ffbf00", "current": "#1f77b4",
+}
+
+_FALLBACK = ["#17becf", "#e377c2", "#8c564b", "#aec7e8", "#ffbb78"]
+
+
+def color(method: str) -> str:
+    if method in COLORS:
+        return COLORS[method]
+    return _FALLBACK[sum(map(ord, method)) % len(_FALLBACK)]
+
+
+def short(method: str) -> str:
+    return SHORT_LABELS.get(method, method)
+
+
+def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: int = 420) -> go.Figure:
+    """Title on top, legend at the very bottom of the figure (below the x-axis title, never on it)."""
+    rows = _legend_rows(fig)
+    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
+                      height=height + 24 * rows,
+                      margin=dict(l=60, r=20, t=84 if "<br>" in (title or "") else 64, b=64 + 24 * rows),
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0,
+                                  x=0.0, xanchor="left"))
+    fig.update_xaxes(title_text=x)
+    fig.update_yaxes(title_text=y)
+    return fig
+
+
+def _legend_rows(fig: go.Figure, width_px: int = 640) -> int:
+    """How many rows the horizontal legend takes (an estimate from the names' lengths)."""
+    names = []
+    for t in fig.data:
+        if t.showlegend is False or not t.name or t.name in names:
+            continue
+        names.append(t.name)
+    if not names:
+        return 0
+    chars = sum(len(n) + 8 for n in names)
+    return max(1, -(-chars * 7 // width_px))
+
+
+def tokens_str(node: Sequence[int], text: Callable[[int], str] | None = None) -> str:
+    if not node:
+        return "∅"
+    if text is not None:
+        return "".join(text(t) for t in node)
+    return "".join(str(t) for t in node) if all(t < 10 for t in node) else ",".join(map(str, node))
+
+
+# ------------------------------------------------------------------------------------------------
+# Toy laboratory
+# ------------------------------------------------------------------------------------------------
+
+def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None]) -> go.Figure:
+    """Bars: exact E[τ] per method; horizontal lines: the bounds that could be computed.
+
+    rows: dicts with keys method, expected_accepted, fidelity_tv."""
+    fig = go.Figure()
+    for r in rows:
+        lossy = r["fidelity_tv"] > 1e-9
+        fig.add_trace(go.Bar(
+            x=[short(r["method"])], y=[r["expected_accepted"]], name=short(r["method"]), showlegend=False,
+            marker=dict(color=color(r["method"]), pattern_shape="/" if lossy else ""),
+            text=[f"{r['expected_accepted']:.4f}" + (" ⚠ lossy" if lossy else "")],
+            textposition="outside",
+            hovertemplate=(f"{short(r['method'])}<br>E[τ] = %{{y:.6f}}<br>"
+                           f"fidelity error (TV) = {r['fidelity_tv']:.2e}<extra></extra>")))
+    for key, value in bounds.items():
+        if value is None or not np.isfinite(value):
+            continue
+        name, col, dash = BOUND_STYLE[key]
+        fig.add_trace(go.Scatter(
+            x=[short(r["method"]) for r in rows], y=[value] * len(rows), mode="lines",
+            name=f"{name} = {value:.4f}", line=dict(color=col, dash=dash, width=2),
+            hovertemplate=f"{name}: {value:.6f}<extra></extra>"))
+    top = max([r["expected_accepted"] for r in rows] + [v for v in bounds.values() if v is not None and np.isfinite(v)] + [0.1])
+    fig.update_yaxes(range=[0, top * 1.12])
+    return _layout(fig, "Expected accepted tokens per iteration E[τ] (exact), with bounds",
+                   "method (hatched = not lossless)", "E[τ] (exact)", height=440)
+
+
+def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
+             bounds: Mapping[str, Sequence[tuple[int, float]]], current_K: int | None = None) -> go.Figure:
+    """E[τ] against K: one line per method, dashed lines for the bounds (a monotone method never
+    goes down)."""
+    fig = go.Figure()
+    for method, pts in curves.items():
+        if not pts:
+            continue
+        ks, vals = zip(*pts)
+        fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=short(method),
+                                 line=dict(color=color(method), width=2.5),
+                                 hovertemplate=f"{short(method)}<br>K = %{{x}}<br>E[τ] = %{{y:.5f}}<extra></extra>"))
+    for key, pts in bounds.items():
+        if not pts:
+            continue
+        ks, vals = zip(*pts)
+        name, col, dash = BOUND_STYLE[key]
+        fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=name,
+                                 marker=dict(symbol="diamond-open", size=8),
+                                 line=dict(color=col, dash=dash, width=2),
+                                 hovertemplate=f"{name}<br>K = %{{x}}<br>%{{y:.5f}}<extra></extra>"))
+    if current_K is not None:
+        fig.add_vline(x=current_K, line=dict(color="#999999", dash="dot", width=1))
+    fig.update_xaxes(dtick=1)
+    return _layout(fig, "E[τ] against the number of drafts K (exact)", "number of drafts K",
+                   "E[τ] (exact)")
+
+
+def coupling_heatmap(multisets: Sequence[Sequence[Sequence[int]]], probabilities: Sequence[float],
+                     plans: Sequence[Mapping[tuple[tuple[int, ...], int], float]],
+                     max_rows: int = 25) -> go.Figure:
+    """The optimal valid verifier's plan: row = draft multiset m, column = output s·y, cell =
+    π(m, s, y)/P(m).  The most likely ``max_rows`` multisets are shown."""
+    order = np.argsort(-np.asarray(probabilities))[:max_rows]
+    outputs = sorted({s + (y,) for i in order for (s, y) in plans[i]}, key=lambda u: (len(u), u))
+    col = {u: j for j, u in enumerate(outputs)}
+    z = np.full((len(order), len(outputs)), np.nan)
+    for r, i in enumerate(order):
+        for (s, y), w in plans[i].items():
+            z[r, col[s + (y,)]] = w
+    ylabels = ["{" + ", ".join(tokens_str(x) for x in multisets[i]) + f"}}  P={probabilities[i]:.3f}"
+               for i in order]
+    xlabels = [tokens_str(u[:-1]) + "·" + str(u[-1]) for u in outputs]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=xlabels, y=ylabels, colorscale="Blues", zmin=0, zmax=1,
+        colorbar=dict(title="P(output | drafts)"),
+        hovertemplate="drafts %{y}<br>output s·y = %{x}<br>probability %{z:.4f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category")
+    return _layout(fig, "Optimal valid verifier: which output (accepted prefix s, extra y) to emit for each draft multiset",
+                   "output s·y (accepted prefix · extra token)", "draft multiset m (most likely first)",
+                   height=max(360, 22 * len(order) + 160))
+
+
+def tau_histograms(exact: Mapping[str, Sequence[float]],
+                   mc: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
+                   n: int) -> go.Figure:
+    """One panel per method: the exact law of τ (bars) and the Monte Carlo frequencies with 95 %
+    Wilson intervals (points)."""
+    methods = list(exact)
+    cols = min(4, max(1, len(methods)))
+    rows = int(np.ceil(len(methods) / cols))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[short(m) for m in methods],
+                        shared_yaxes=True, horizontal_spacing=0.04, vertical_spacing=0.16)
+    for i, m in enumerate(methods):
+        r, c = i // cols + 1, i % cols + 1
+        pmf = np.asarray(exact[m])
+        taus = list(range(pmf.size))
+        fig.add_trace(go.Bar(x=taus, y=pmf, marker_color=color(m), opacity=0.55,
+                             name="exact law", legendgroup="exact", showlegend=i == 0,
+                             hovertemplate=f"{short(m)} exact<br>P(τ=%{{x}}) = %{{y:.4f}}<extra></extra>"),
+                      row=r, col=c)
+        if m in mc:
+            freq, lo, hi = (np.asarray(a) for a in mc[m])
+            fig.add_trace(go.Scatter(
+                x=taus, y=freq, mode="markers", marker=dict(color="#222222", size=7, symbol="circle"),
+                error_y=dict(type="data", symmetric=False, array=hi - freq, arrayminus=freq - lo,
+                             color="#222222"),
+                name=f"Monte Carlo, n = {n:,} (95% interval)", legendgroup="mc", showlegend=i == 0,
+                hovertemplate=f"{short(m)} Monte Carlo<br>τ=%{{x}}: %{{y:.4f}}<extra></extra>"),
+                row=r, col=c)
+        fig.update_xaxes(title_text="τ (accepted draft tokens)", dtick=1, row=r, col=c)
+    fig.update_yaxes(title_text="probability", col=1)
+    return _layout(fig, "Law of τ: exact (bars) against Monte Carlo (points with 95% intervals)",
+                   None, None, height=300 * rows + 120)
+
+
+# ------------------------------------------------------------------------------------------------
+# Draft tree and one verification step
+# ------------------------------------------------------------------------------------------------
+
+def _tree_positions(nodes: Sequence[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[float, float]]:
+    children: dict[tuple, list] = {}
+    for s in nodes:
+        if s:
+            children.setdefault(s[:-1], []).append(s)
+    pos: dict[tuple, tuple[float, float]] = {}
+    counter = [0]
+
+    def place(s):
+        kids = sorted(children.get(s, []))
+        if not kids:
+            y = float(counter[0])
+            counter[0] += 1
+        else:
+            ys = [place(k) for k in kids]
+            y = float(np.mean(ys))
+        pos[s] = (float(len(s)), y)
+        return y
+
+    place(())
+    return pos
+
+
+def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra: int | None = None,
+               title: str = "Draft tree", token_text: Callable[[int], str] | None = None,
+               height: int | None = None) -> go.Figure:
+    """The draft tree of a ``DraftBlock`` (shared prefixes are shared nodes).
+
+    With a ``trace``: node colours show the tests made so far (the first ``upto`` tests; all by
+    default): green = accepted sub-block, light green = passed but not kept, red = rejected (the set
+    H), grey = not tested.  When the whole trace is shown, the accepted path is drawn thick and the
+    extra token hangs off its end as a gold star.  Hover shows p, q and the method's quantities.
+    """
+    nodes = block.nodes()
+    pos = _tree_positions(nodes)
+    tests = list(trace.tests) if trace is not None else []
+    shown = tests if upto is None else tests[:upto]
+    complete = upto is None or upto >= len(tests)
+    status: dict[tuple, str] = {}
+    for t in shown:
+        status[t.node] = "passed" if t.passed else "rejected"
+    current = shown[-1].node if shown and not complete else None
+    acc_path = set()
+    if complete and accepted is not None:
+        acc_path = {tuple(accepted[:i]) for i in range(1, len(accepted) + 1)}
+        for s in acc_path:
+            status[s] = "accepted"
+
+    fig = go.Figure()
+    # edges
+    ex, ey = [], []
+    ax_, ay_ = [], []
+    for s in nodes:
+        if not s:
+            continue
+        (x0, y0), (x1, y1) = pos[s[:-1]], pos[s]
+        target = (ax_, ay_) if s in acc_path else (ex, ey)
+        target[0].extend([x0, x1, None])
+        target[1].extend([y0, y1, None])
+    fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbbbbb", width=2),
+                             hoverinfo="skip", showlegend=False, name="edges"))
+    if ax_:
+        fig.add_trace(go.Scatter(x=ax_, y=ay_, mode="lines", line=dict(color=STATUS_COLORS["accepted"], width=6),
+                                 hoverinfo="skip", showlegend=False, name="accepted path"))
+    quantities = trace.quantities if trace is not None else {}
+
+    def hover(s):
+        lines = [f"node {tokens_str(s, token_text)}  (depth {len(s)})",
+                 f"drafts through it: {block.multiplicity(s)}"]
+        if s:
+            u, t = s[:-1], s[-1]
+            pt, qt = float(block.p[u][t]), float(block.q[u][t])
+            lines.append(f"p(token|parent) = {pt:.4f},  q(token|parent) = {qt:.4f}")
+            lines.append(f"q/p = {qt / pt:.4f}" if pt > 0 else "q/p = ∞")
+            lines.append(f"p(s) = {block.p_joint(s):.4g},  q(s) = {block.q_joint(s):.4g}")
+        for k, v in quantities.get(s, {}).items():
+            lines.append(f"{k} = {v:.4f}")
+        tried = [t for t in shown if t.node == s]
+        for t in tried:
+            lines.append(f"test ({t.kind}, draft {t.draft + 1}): pass prob {t.prob:.4f} → "
+                         f"{'PASSED' if t.passed else 'REJECTED'}")
+        return "<br>".join(lines)
+
+    groups = {"root": [], "accepted": [], "passed": [], "rejected": [], "untested": []}
+    for s in nodes:
+        groups["root" if not s else status.get(s, "untested")].append(s)
+    names = {"root": "root (context)", "accepted": "accepted sub-block", "passed": "passed, not kept",
+             "rejected": "rejected (set H)", "untested": "not tested"}
+    for key, members in groups.items():
+        if not members:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[pos[s][0] for s in members], y=[pos[s][1] for s in members], mode="markers+text",
+            name=names[key], customdata=[tokens_str(s) for s in members],
+            marker=dict(size=30, color=STATUS_COLORS[key], symbol="x" if key == "rejected" else "circle",
+                        line=dict(width=[4 if s == current else 1 for s in members],
+                                  color=["#1f77b4" if s == current else "#333333" for s in members])),
+            text=["∅" if not s else (token_text(s[-1]) if token_text else str(s[-1])) for s in members],
+            textposition="middle center" if token_text is None or key == "root" else "top center",
+            textfont=dict(color="white" if key in ("root", "accepted", "rejected") and
+                          (token_text is None or key == "root") else "black", size=13 if token_text is None else 11),
+            hovertext=[hover(s) for s in members], hoverinfo="text"))
+    if complete and accepted is not None and extra is not None:
+        ax, ay = pos[tuple(accepted)]
+        # below the accepted node's row when deeper nodes sit on that row, so nothing overlaps
+        ex_x, ex_y = (ax + 0.6, ay - 0.5) if len(accepted) < block.L else (ax + 0.7, ay)
+        fig.add_trace(go.Scatter(x=[ax, ex_x], y=[ay, ex_y], mode="lines", line=dict(color="#ffbf00", width=3, dash="dot"),
+                                 hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(
+            x=[ex_x], y=[ex_y], mode="markers+text", name="extra token (correction or bonus)",
+            marker=dict(size=34, color=STATUS_COLORS["extra"], symbol="star", line=dict(width=1, color="#333")),
+            text=[token_text(extra) if token_text else str(extra)], textfont=dict(size=13 if token_text is None else 11),
+            textposition="middle center" if token_text is None else "bottom center",
+            hovertext=[f"extra token y = {token_text(extra) if token_text else extra}"], hoverinfo="text"))
+    L = block.L
+    n_leaves = max(1, len([s for s in nodes if len(s) == L]))
+    fig.update_xaxes(title_text="depth (tokens into the block)", dtick=1, range=[-0.4, L + 1.0],
+                     showgrid=False, zeroline=False)
+    fig.update_yaxes(visible=False, range=[-0.8, n_leaves - 0.4])
+    return _layout(fig, title, "depth (tokens into the block)", None,
+                   height=height or max(260, 60 * n_leaves + 150))
+
+
+def residual_bars(p: np.ndarray | None, q: np.ndarray, residual: np.ndarray, extra: int, where: str,
+                  is_bonus: bool, token_text: Callable[[int], str] | None = None,
+                  top: int = 30) -> go.Figure:
+    """p, q and the distribution the extra token was drawn from, at the accepted node."""
+    V = len(q)
+    idx = np.arange(V)
+    if V > top:  # keep the most relevant tokens
+        score = np.maximum.reduce([np.asarray(q) if p is None else np.asarray(p), np.asarray(q), np.asarray(residual)])
+        idx = np.sort(np.argsort(-score)[:top])
+        if extra not in idx:
+            idx = np.sort(np.append(idx[:-1], extra))
+    xs = [token_text(int(i)) if token_text else str(int(i)) for i in idx]
+    fig = go.Figure()
+    if p is not None:
+        fig.add_trace(go.Bar(x=xs, y=np.asarray(p)[idx], name="p (draft)", marker_color="#9ecae1"))
+    fig.add_trace(go.Bar(x=xs, y=np.asarray(q)[idx], name="q (target)", marker_color="#3182bd"))
+    fig.add_trace(go.Bar(x=xs, y=np.asarray(residual)[idx],
+                         name="bonus law q(·|block)" if is_bonus else "residual (extra token drawn from it)",
+                         marker_color="#ffbf00",
+                         marker_line=dict(width=[3 if int(i) == extra else 0 for i in idx], color="#000")))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(type="category")
+    return _layout(fig, f"Extra token {token_text(extra) if token_text else extra} (outlined), drawn at node {where}",
+                   "token", "probability", height=360)
+
+
+def compare_methods_bar(rows: Sequence[Mapping]) -> go.Figure:
+    """τ on the same drafts and coins, and E[τ | these drafts], per method."""
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=[short(r["method"]) for r in rows], y=[r["tau"] for r in rows],
+                         marker_color=[color(r["method"]) for r in rows], name="τ with these coins",
+                         hovertemplate="%{x}: τ = %{y}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[short(r["method"]) for r in rows],
+                             y=[r.get("expected_tau_given_drafts") for r in rows], mode="markers",
+                             marker=dict(symbol="diamond", size=13, color="#111"),
+                             name="E[τ | these drafts] (exact over the coins)"))
+    return _layout(fig, "Every method on the same drafts and the same coins", "method",
+                   "accepted draft tokens τ", height=360)
+
+
+# ------------------------------------------------------------------------------------------------
+# Claims
+# ------------------------------------------------------------------------------------------------
+
+def claim_values(values: Mapping[str, float], title: str, ylab: str) -> go.Figure:
+    keys = list(values)
+    cols = [BOUND_STYLE[k][1] if k in BOUND_STYLE else color(k) for k in keys]
+    names = [BOUND_STYLE[k][0] if k in BOUND_STYLE else short(k) for k in keys]
+    fig = go.Figure(go.Bar(x=names, y=[values[k] for k in keys], marker_color=cols,
+                           text=[f"{values[k]:.5f}" for k in keys], textposition="outside"))
+    fig.update_yaxes(range=[0, max(list(values.values()) + [0.1]) * 1.2])
+    return _layout(fig, title, "", ylab, height=340)
+
+
+def scaling_plot(Vs: Sequence[int], seconds: Sequence[float], slope: float) -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(Vs), y=[1e6 * s for s in seconds], mode="lines+markers",
+                             name=f"SpecTr-GBV verify (log-log slope {slope:.2f})",
+                             line=dict(color=color("spectr_gbv"), width=2.5)))
+    ref = [1e6 * seconds[0] * v / Vs[0] for v in Vs]
+    fig.add_trace(go.Scatter(x=list(Vs), y=ref, mode="lines", name="∝ |Ω| (slope 1)",
+                             line=dict(color="#999", dash="dash")))
+    fig.update_xaxes(type="log", tickvals=list(Vs), ticktext=[str(v) for v in Vs])
+    fig.update_yaxes(type="log")
+    return _layout(fig, "Verification time per block against vocabulary size |Ω|", "|Ω| (log)",
+                   "microseconds per verification (log)", height=360)
+
+
+# ------------------------------------------------------------------------------------------------
+# Real decoder and sweeps
+# ------------------------------------------------------------------------------------------------
+
+def acceptance_per_position(rates: Mapping[str, Sequence[float]]) -> go.Figure:
+    fig = go.Figure()
+    for m, r in rates.items():
+        fig.add_trace(go.Bar(x=list(range(1, len(r) + 1)), y=list(r), name=short(m), marker_color=color(m)))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(dtick=1)
+    fig.update_yaxes(range=[0, 1.05])
+    return _layout(fig, "Acceptance per draft position: P(τ ≥ i)", "draft position i", "fraction of iterations",
+                   height=340)
+
+
+def time_split(parts: Mapping[str, Mapping[str, float]]) -> go.Figure:
+    fig = go.Figure()
+    palette = {"draft": "#9ecae1", "target": "#3182bd", "verify": "#ffbf00", "other": "#c7c7c7"}
+    methods = list(parts)
+    keys = sorted({k for v in parts.values() for k in v}, key=lambda k: list(palette).index(k) if k in palette else 99)
+    for k in keys:
+        fig.add_trace(go.Bar(y=[short(m) for m in methods], x=[parts[m].get(k, 0.0) for m in methods],
+                             name=k, orientation="h", marker_color=palette.get(k, "#888")))
+    fig.update_layout(barmode="stack", legend_traceorder="normal")
+    return _layout(fig, "Where the time goes", "seconds", "method", height=260 + 30 * len(methods))
+
+
+def sweep_lines(df, x: str, y: str, lo: str | None, hi: str | None, theory: str | None = None,
+                title: str = "", xlab: str = "", ylab: str = "") -> go.Figure:
+    """One line per method with a shaded confidence band (columns lo/hi), and dashed theory curves."""
+    fig = go.Figure()
+    for m, sub in df.groupby("method", sort=False):
+        sub = sub.sort_values(x)
+        c = color(m)
+        if lo and hi and lo in sub and hi in sub:
+            fig.add_trace(go.Scatter(x=list(sub[x]) + list(sub[x])[::-1], y=list(sub[hi]) + list(sub[lo])[::-1],
+                                     fill="toself", fillcolor=_rgba(c, 0.18), line=dict(width=0),
+                                     hoverinfo="skip", showlegend=False, name=f"{short(m)} 95% band"))
+        fig.add_trace(go.Scatter(x=sub[x].tolist(), y=sub[y].tolist(), mode="lines+markers", name=short(m),
+                                 line=dict(color=c, width=2.5)))
+        if theory and theory in sub and sub[theory].notna().any():
+            fig.add_trace(go.Scatter(x=sub[x].tolist(), y=sub[theory].tolist(), mode="lines", name=f"{short(m)}: 1 + E[τ | drafts]",
+                                     line=dict(color=c, dash="dash", width=1.5)))
+    fig.update_xaxes(dtick=1 if x in ("K", "L") else None)
+    return _layout(fig, title, xlab, ylab)
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+    return f"rgba({r},{g},{b},{alpha})"

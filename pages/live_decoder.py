@@ -1,0 +1,202 @@
+"""Live decoder: a real draft/target pair generating text, streamed iteration by iteration, with the
+accepted draft tokens and the extra token coloured, live metrics, any iteration's draft tree, and a
+comparison of methods on the same prompt and seed."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import figures
+import ui
+
+ui.router_guard()
+
+st.title("Live decoder: speculative decoding on a real model pair")
+st.markdown(
+    "A small **draft** model p proposes K continuations of L tokens, the **target** q scores them in "
+    "one call, and the chosen verification rule keeps what it can. Watch the text grow: each "
+    "iteration's accepted draft tokens are green (two shades alternate between iterations), the extra "
+    "token the verifier adds is gold. Block efficiency is tokens per target call.")
+st.markdown(ui.LEGEND_HTML, unsafe_allow_html=True)
+
+pair = ui.pair_picker("dec")
+if pair is None:
+    st.stop()
+
+methods = ui.decoder_methods()
+ss = st.session_state
+ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
+ss.setdefault("dec_method", "rbv" if "rbv" in methods else methods[0])
+ss.setdefault("dec_K", 2)
+ss.setdefault("dec_L", 4)
+ss.setdefault("dec_T", 1.0)
+ss.setdefault("dec_max", 32)
+ss.setdefault("dec_seed", 0)
+
+prompt = st.text_area("Prompt", key="dec_prompt", height=150)
+c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
+method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {ui.label(m)}")
+K = c2.slider("Drafts K", 1, 8, key="dec_K")
+L = c3.slider("Length L", 1, 8, key="dec_L")
+T = c4.slider("Temperature T", 0.0, 2.0, step=0.1, key="dec_T")
+max_new = c5.number_input("New tokens", 8, 1024, step=8, key="dec_max")
+seed = c6.number_input("Seed", 0, 10**9, step=1, key="dec_seed")
+
+config = dict(method=method, K=int(K), L=int(L), T=float(T), max_new=int(max_new), seed=int(seed),
+              prompt=prompt, pair=(pair.target_name, pair.draft_name))
+
+
+def _segments(gen) -> list[tuple[list[str], str, bool]]:
+    """Per iteration: (accepted token texts, extra token text, bonus?), cut where generation stopped."""
+    texts = ui.token_texts(pair, gen.tokens)
+    out, i = [], 0
+    for it in gen.iterations:
+        acc = texts[i:i + it.tau]
+        i += len(acc)
+        extra = texts[i] if i < len(texts) and len(acc) == it.tau else ""
+        i += 1 if extra else 0
+        out.append((acc, extra, it.is_bonus))
+        if i >= len(texts):
+            break
+    return out
+
+
+def _metrics_row(m) -> dict:
+    return {"method": figures.short(m.method) if m.method != "autoregressive" else "Target alone",
+            "block efficiency": m.block_efficiency, "tokens": m.tokens_generated,
+            "iterations (target calls)": m.iterations, "tokens/s": m.tokens_per_second,
+            "draft s": m.time_draft_s, "target s": m.time_target_s, "verify s": m.time_verify_s,
+            "other s": m.time_other_s}
+
+
+go = st.button("Generate", type="primary", key="dec_go")
+text_box = st.empty()
+live = st.empty()
+live_chart = st.empty()
+
+if go:
+    tokens: list[int] = []
+    segments: list[tuple[list[str], str, bool]] = []
+    t0 = time.perf_counter()
+    last = [0.0, 0.0]
+    taus: list[int] = []
+
+    def on_iteration(verdict) -> None:
+        before = len(tokens)
+        tokens.extend(int(t) for t in verdict.tokens)
+        texts = ui.token_texts(pair, tokens)[before:]
+        segments.append((texts[:verdict.tau], texts[verdict.tau] if len(texts) > verdict.tau else "",
+                         bool(verdict.is_bonus)))
+        taus.append(verdict.tau)
+        now = time.perf_counter()
+        if now - last[0] > 0.15:
+            last[0] = now
+            text_box.markdown(ui.colored_text_html(prompt, segments), unsafe_allow_html=True)
+            n = len(taus)
+            live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
+                          f"· {len(tokens) / (now - t0):.1f} tokens/s · {len(tokens)} tokens")
+        if now - last[1] > 1.0:
+            last[1] = now
+            rates = [float(np.mean([t >= i for t in taus])) for i in range(1, int(L) + 1)]
+            live_chart.plotly_chart(figures.acceptance_per_position({method: rates}))
+
+    try:
+        with st.spinner("Generating…"):
+            gen = ui.generate(pair, method, K, L, T, prompt, max_new, seed, on_iteration=on_iteration)
+        ss["dec_result"] = {"config": config, "generation": gen, "segments": _segments(gen)}
+    except Exception as exc:  # noqa: BLE001
+        st.error(ui.explain(exc, "the generation"))
+    live.empty()
+    live_chart.empty()
+
+result = ss.get("dec_result")
+if result is None:
+    st.info("Press **Generate** to start.")
+    st.stop()
+gen = result["generation"]
+if result["config"] != config:
+    st.caption("Showing the last generation; the settings above have changed since. Press Generate to rerun.")
+text_box.markdown(ui.colored_text_html(result["config"]["prompt"], result["segments"]), unsafe_allow_html=True)
+
+m = gen.metrics
+st.header("How it went")
+c = st.columns(5)
+c[0].metric("Block efficiency (tokens per target call)", f"{m.block_efficiency:.3f}")
+c[1].metric("Tokens per second", f"{m.tokens_per_second:.1f}")
+c[2].metric("Tokens generated", f"{m.tokens_generated}")
+c[3].metric("Iterations", f"{m.iterations}")
+c[4].metric("Stopped because", gen.stop_reason)
+left, right = st.columns(2)
+with left:
+    st.plotly_chart(figures.acceptance_per_position({result["config"]["method"]: m.acceptance_per_position}),
+                    key="dec_accept")
+with right:
+    st.plotly_chart(figures.time_split({result["config"]["method"]: {
+        "draft": m.time_draft_s, "target": m.time_target_s, "verify": m.time_verify_s,
+        "other": m.time_other_s}}), key="dec_time")
+
+# -- one iteration's draft tree -----------------------------------------------------------------
+st.header("Open any iteration's draft tree")
+if gen.iterations:
+    n_it = len(gen.iterations)
+    i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
+    it = gen.iterations[i - 1]
+    with ui.guard("the draft tree"):
+        block, trace = ui.block_from_trace(it, pair.vocab_size)
+        text = lambda t: ui.visible(pair.decode([int(t)]))  # noqa: E731
+        st.plotly_chart(figures.draft_tree(
+            block, trace, accepted=it.accepted, extra=it.extra, token_text=text,
+            title=f"Iteration {i}: τ = {it.tau} accepted, extra token {text(it.extra)!r}"
+                  f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
+        cols = st.columns(3)
+        cols[0].metric("E[τ | these drafts]", ui.fmt(it.expected_tau),
+                       help="Exact over the verifier's coins, where the rule has a closed form.")
+        cols[1].metric("Single-token optimum α* at the root", ui.fmt(it.alpha_star_root),
+                       help="Best possible acceptance probability of the first token with K drafts (spec §6).")
+        cols[2].metric("1 − TV(p, q) at the root", ui.fmt(it.acceptance_root))
+        st.dataframe(pd.DataFrame([{"token": repr(pair.decode([t])), "probability": pr}
+                                   for t, pr in it.residual_top]), hide_index=True, key="dec_residual",
+                     column_config={"probability": st.column_config.NumberColumn(format="%.4f")})
+        st.caption("Top of the distribution the extra token was drawn from (the residual, or q for a bonus).")
+
+# -- compare methods ----------------------------------------------------------------------------
+st.header("Compare methods on the same prompt and seed")
+ss.setdefault("dec_compare", [x for x in ("bv", "spectr", "spectr_gbv", "rbv") if x in methods])
+chosen = st.multiselect("Methods", methods, key="dec_compare", format_func=figures.short)
+baseline = st.checkbox("Include the target alone (for the speedup)", value=True, key="dec_baseline")
+if st.button("Compare", key="dec_compare_go"):
+    runs = [(x, x) for x in chosen] + ([("Target alone", "autoregressive")] if baseline else [])
+    bar = st.progress(0.0, text="Comparing")
+    out = {}
+    for j, (name, x) in enumerate(runs):
+        bar.progress(j / max(1, len(runs)), text=f"Running {name} ({j + 1}/{len(runs)})")
+        try:
+            out[x] = ui.generate(pair, x, K, L, T, prompt, max_new, seed).metrics
+        except Exception as exc:  # noqa: BLE001
+            st.error(f"{name}: {ui.explain(exc, 'the generation')}")
+    bar.empty()
+    ss["dec_compare_result"] = out
+cmp_ = ss.get("dec_compare_result")
+if cmp_:
+    rows = [_metrics_row(x) for x in cmp_.values()]
+    base = cmp_.get("autoregressive")
+    for r, x in zip(rows, cmp_.values()):
+        r["speedup vs target alone"] = (x.tokens_per_second / base.tokens_per_second) if base else None
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table",
+                 column_config={k: st.column_config.NumberColumn(format="%.3f") for k in
+                                ("block efficiency", "tokens/s", "draft s", "target s", "verify s", "other s",
+                                 "speedup vs target alone")})
+    spec_runs = {k: v for k, v in cmp_.items() if k != "autoregressive"}
+    a, b = st.columns(2)
+    with a:
+        st.plotly_chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
+                        key="dec_cmp_accept")
+    with b:
+        st.plotly_chart(figures.time_split({k: {"draft": v.time_draft_s, "target": v.time_target_s,
+                                                 "verify": v.time_verify_s, "other": v.time_other_s}
+                                             for k, v in cmp_.items()}), key="dec_cmp_time")
+    st.caption("Same prompt, seed, K, L and T for every method. With T > 0 the texts differ between "
+               "methods (their coins differ) but every lossless method samples from the target's law.")

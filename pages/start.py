@@ -1,0 +1,108 @@
+"""Start: what speculative decoding is, what each method does, one picture, and links with presets."""
+from __future__ import annotations
+
+import streamlit as st
+
+import figures
+import ui
+from toy_models import PRESETS
+
+ui.router_guard()
+
+DESCRIPTIONS = {
+    "sd": "One draft, checked token by token: accept x_i with probability min(1, q/p), stop at the "
+          "first rejection, then draw a correction from (q − p)₊.",
+    "bv": "One draft, checked as a block: a later token that q likes more than p can rescue an earlier "
+          "one, and the longest passing prefix wins. The best possible rule for a single draft.",
+    "spectr": "K drafts, walked down the draft tree; at each node an optimal-transport coupling (K-SEQ) "
+              "decides which drafted token to keep.",
+    "specinfer": "K drafts, walked down the draft tree; at each node recursive rejection sampling tries "
+                 "the drafted tokens one after another.",
+    "spectr_gbv": "K drafts with block-level acceptance probabilities built from C(s) = q(s)·[1 − (1 − m(s))^K] "
+                  "(Lin, Sheng, Cai, Zhou 2026, as released). Its claims are measured on the Claims page.",
+    "rbv": "Block verification on each draft in turn, starting where the previous draft stopped and "
+           "verifying against the residual; lossless by induction.",
+    "best_of_k_bv": "Select the best of the K drafts by q/p ranks, then run block verification on it, "
+                    "with the law of the selected draft as p.",
+    "lp_optimal": "The best lossless verifier for K i.i.d. drafts, solved as a linear program "
+                  "(toy models only); its E[τ] is the LP optimum.",
+}
+
+st.title("Speculative decoding with several drafts: learn it, check it")
+st.markdown(
+    """
+**Speculative decoding** makes a large *target* model **q** generate faster without changing what it
+generates. A small *draft* model **p** proposes **K** continuations of **L** tokens each; the target
+scores all of them in one parallel call; a **verifier** then keeps the longest piece it can accept
+(τ tokens) and adds **one extra token** of its own, so every target call yields τ + 1 tokens.
+A verifier is **lossless** when the text it produces has exactly the target's distribution.
+The whole game is to make the expected accepted length **E[τ]** as large as possible while staying lossless.
+"""
+)
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    with ui.guard("the example picture"):
+        preset = PRESETS["several-drafts"]
+        spec = ui.model_spec(preset.draft, preset.target, 1.0)
+        block = ui.draw(spec, preset.K, preset.L, seed=3)
+        verdict = ui.verify(spec, "rbv", block, coin_seed=1)
+        fig = figures.draft_tree(
+            block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra,
+            title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
+                  f"<sup>verified by RBV: τ = {verdict.tau} tokens accepted, then one extra token</sup>",
+            height=400)
+        st.plotly_chart(fig, key="start_tree")
+        st.caption("Drafts that share a prefix share a node. Green: the accepted sub-block; red: "
+                   "rejected sub-blocks; gold star: the extra token drawn by the verifier. Hover a node "
+                   "for p, q and the acceptance quantities.")
+with right:
+    st.subheader("Where to start")
+    st.page_link(ui.PAGE_LAB, label="The binary toy of the block-verification paper",
+                 icon=":material/science:", query_params={"preset": "binary-toy"},
+                 help="V = 2, p = (2/3, 1/3), q = (1/3, 2/3), L = 2: SD gets 10/9, BV 11/9, the acausal bound 12/9.")
+    st.caption("p = (2/3, 1/3), q = (1/3, 2/3), L = 2: why checking a block beats checking tokens.")
+    st.page_link(ui.PAGE_LAB, label="Why several drafts help", icon=":material/account_tree:",
+                 query_params={"preset": "several-drafts"},
+                 help="A noisy draft of a peaked Markov target: watch E[τ] grow with K.")
+    st.caption("A noisy draft of a peaked Markov target: E[τ] against K for every method.")
+    st.page_link(ui.PAGE_CLAIMS, label="Is SpecTr-GBV lossless?", icon=":material/gavel:",
+                 query_params={"preset": "gbv-lossless"},
+                 help="The binary toy with K = 2: the output law is measured exactly against q.")
+    st.caption("The binary toy with K = 2: every claim of the paper, with a verdict computed live.")
+
+st.header("The methods")
+lines = ["| method | what it does | source |", "|---|---|---|"]
+for m in ui.all_methods():
+    swatch = f'<span style="color:{figures.color(m)}">●</span>'
+    lines.append(f"| {swatch} **{figures.short(m)}** ({ui.label(m)}) | {DESCRIPTIONS.get(m, '')} | "
+                 f"{ui.citation(m)} |")
+st.markdown("\n".join(lines), unsafe_allow_html=True)
+st.caption("The dot is the method's colour, the same on every page.")
+
+st.header("The pages")
+c1, c2, c3 = st.columns(3)
+with c1:
+    st.page_link(ui.PAGE_LAB, label="Toy laboratory", icon=":material/science:")
+    st.markdown("Pick or edit p and q, slide K, L and T: exact E[τ], block efficiency and fidelity "
+                "error of every method next to the LP optimum and the bounds; E[τ] against K; the "
+                "optimal coupling; Monte Carlo against the exact law.")
+    st.page_link(ui.PAGE_STEP, label="One iteration, step by step", icon=":material/account_tree:")
+    st.markdown("Draw K drafts, see the draft tree, reveal the verification one test at a time, and "
+                "run every method on the same drafts and coins.")
+with c2:
+    st.page_link(ui.PAGE_DECODER, label="Live decoder", icon=":material/bolt:")
+    st.markdown("A real draft/target pair generating text: accepted tokens coloured per iteration, "
+                "block efficiency and tokens/s live, any iteration's draft tree.")
+    st.page_link(ui.PAGE_SWEEPS, label="Sweeps", icon=":material/show_chart:")
+    st.markdown("Block efficiency and speedup against K, L and T on the real pair, with confidence "
+                "bands and theory curves; CSV and JSON downloads.")
+with c3:
+    st.page_link(ui.PAGE_CLAIMS, label="SpecTr-GBV claims", icon=":material/gavel:")
+    st.markdown("Lossless? Optimal? Attains E_CIC? Monotone in K? Reduces to BV at K = 1? O(|Ω|)? "
+                "Each with a verdict computed live, and a seeded search for counterexamples.")
+
+st.divider()
+st.caption("Notation: p = draft, q = target (some papers swap the letters; this tool never does). "
+           "τ = accepted draft tokens per iteration; block efficiency = E[τ] + 1 tokens per target call. "
+           "The mathematical contract is shared/spec/verification.md.")

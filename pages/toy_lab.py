@@ -1,0 +1,217 @@
+"""Toy laboratory: every method's exact E[τ], block efficiency and fidelity error next to the bounds;
+E[τ] against K; the optimal coupling; Monte Carlo against the exact laws."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import figures
+import ui
+
+ui.router_guard()
+
+BOUND_KEYS = ["lp_optimum", "acausal", "claimed_cic", "greedy"]
+
+cfg = ui.toy_config()
+st.title("Toy laboratory: every method, computed exactly")
+st.markdown(
+    "Choose a draft model **p** and a target model **q** on a small vocabulary in the sidebar, then "
+    "slide **K** (drafts), **L** (draft length) and **T** (temperature). Every number below is "
+    "**exact**: it sums over every possible set of drafts and every coin a verifier tosses. "
+    "A method is lossless when its fidelity error is 0; the LP optimum is the best E[τ] any lossless "
+    "verifier can reach.")
+if cfg is None:
+    st.stop()
+st.markdown(ui.config_caption(cfg))
+with st.expander("Show p and q at the start of the block"):
+    st.dataframe(ui.root_table(cfg), width="stretch")
+    st.caption("p(·|∅) and q(·|∅) after temperature. For Markov and table models the later "
+               "conditionals depend on the prefix.")
+
+methods = list(cfg.methods)
+if not methods:
+    st.info("Pick at least one method in the sidebar.")
+    st.stop()
+
+key = hashlib.sha1(f"{cfg.spec}|{cfg.K}|{cfg.L}".encode()).hexdigest()[:12]
+approved = st.session_state.setdefault("lab_approved", set())
+note = ui.cost_note(cfg.V, cfg.K, cfg.L, methods)
+if note and key not in approved:
+    st.warning(note)
+    if st.button("Compute anyway", type="primary", key="lab_go"):
+        approved.add(key)
+        st.rerun()
+    st.stop()
+
+lp_size = ui.lp_size(cfg.V, cfg.K, cfg.L)
+lp_ok = lp_size <= ui.lp_limit()
+lp_auto = lp_size <= ui.LP_AUTO or f"lp{key}" in approved
+
+# ------------------------------------------------------------------------------------------------
+st.header("1. Exact E[τ] of every method, next to the bounds")
+jobs = [(m, (lambda m=m: ui.exact(cfg.spec, m, cfg.K, cfg.L))) for m in methods]
+jobs += [("claimed_cic", lambda: ui.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)),
+         ("greedy", lambda: ui.bound(cfg.spec, "greedy", cfg.K, cfg.L))]
+if lp_ok and lp_auto:
+    jobs += [("lp_optimum", lambda: ui.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L)),
+             ("acausal", lambda: ui.bound(cfg.spec, "acausal", cfg.K, cfg.L))]
+results = ui.run_with_progress(jobs, "Computing exact laws and bounds")
+
+rows, errors = [], []
+for m in methods:
+    r = results[m]
+    if isinstance(r, Exception):
+        errors.append(f"{figures.short(m)}: {ui.explain(r, 'its exact law')}")
+        continue
+    rows.append({"method": m, "expected_accepted": r.expected_accepted,
+                 "block_efficiency": r.block_efficiency, "fidelity_tv": r.fidelity_tv,
+                 "tau_pmf": r.tau_pmf})
+bounds = {}
+for b in BOUND_KEYS:
+    v = results.get(b)
+    bounds[b] = None if v is None or isinstance(v, Exception) else float(v)
+    if isinstance(v, Exception):
+        errors.append(f"{figures.BOUND_STYLE[b][0]}: {ui.explain(v, 'this bound')}")
+for e in errors:
+    st.error(e)
+
+cols = st.columns(4)
+for c, b in zip(cols, BOUND_KEYS):
+    c.metric(figures.BOUND_STYLE[b][0], ui.fmt(bounds[b]),
+             help={"lp_optimum": "Largest E[τ] of any lossless verifier with K i.i.d. drafts (linear program).",
+                   "acausal": "E[max LCP] under the best coupling of drafts and target text: an upper bound "
+                              "that no verifier reaches in general.",
+                   "claimed_cic": "The value the SpecTr-GBV paper says its rule attains: Σ_s q(s)·[1 − (1 − m(s))^K].",
+                   "greedy": "Σ W̄(s), W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K): a cheap upper bound on the LP."}[b])
+if not lp_ok:
+    st.info(f"The LP optimum and the acausal bound are not available here: the LP would have size "
+            f"{lp_size:,} (limit {ui.lp_limit():,}). Lower V, K or L to see them.")
+elif not lp_auto:
+    st.info(f"The LP optimum and the acausal bound need an LP of size {lp_size:,}, which takes a while.")
+    if st.button("Solve the LPs", key="lab_lp"):
+        approved.add(f"lp{key}")
+        st.rerun()
+
+if rows:
+    lp = bounds.get("lp_optimum")
+    table = pd.DataFrame([{
+        "method": figures.short(r["method"]),
+        "E[τ]": r["expected_accepted"],
+        "block efficiency E[τ]+1": r["block_efficiency"],
+        "fidelity error (TV)": r["fidelity_tv"],
+        "lossless?": "yes" if r["fidelity_tv"] < 1e-9 else "NO",
+        "% of LP optimum": (100 * r["expected_accepted"] / lp) if lp else None,
+    } for r in rows])
+    if not lp:
+        table = table.drop(columns=["% of LP optimum"])
+    st.dataframe(table, hide_index=True, width="stretch", key="lab_table",
+                 column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
+                                "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
+                                "fidelity error (TV)": st.column_config.NumberColumn(format="%.2e"),
+                                "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
+    st.plotly_chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
+    lossy = [figures.short(r["method"]) for r in rows if r["fidelity_tv"] > 1e-9]
+    above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + 1e-9]
+    if lossy:
+        st.warning(f"Not lossless on this configuration: {', '.join(lossy)}. Its output law differs "
+                   f"from q, so its E[τ] is not comparable with the lossless methods"
+                   + (f" (above the LP optimum: {', '.join(above)})." if above else "."))
+    st.download_button("Download these results (JSON)", key="lab_download", mime="application/json",
+                       file_name="toy_lab_results.json",
+                       data=json.dumps({"configuration": cfg.source, "bounds": bounds,
+                                        "methods": [{k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                                                     for k, v in r.items()} for r in rows]}, indent=2))
+
+# ------------------------------------------------------------------------------------------------
+st.header("2. Do more drafts help? E[τ] against K")
+st.markdown("A method that uses its drafts well never gets worse with more of them. Single-draft "
+            "methods (SD, BV) are flat by construction.")
+k_hi = st.slider("Show K from 1 to", 1, 8, value=min(8, max(4, cfg.K)), key="lab_kmax")
+curves: dict[str, list] = {m: [] for m in methods}
+bcurves: dict[str, list] = {b: [] for b in BOUND_KEYS}
+skipped = []
+kjobs = []
+for K in range(1, k_hi + 1):
+    heavy_walk = ui.tree_walk_units(cfg.V, K, cfg.L) > ui.TREE_WALK_AUTO
+    for m in methods:
+        if K != cfg.K and ((heavy_walk and m in ("spectr", "specinfer")) or
+                           (m == "lp_optimal" and ui.lp_size(cfg.V, K, cfg.L) > ui.LP_AUTO)):
+            skipped.append(f"{figures.short(m)} at K={K}")
+            continue
+        kjobs.append((f"{m}@{K}", (lambda m=m, K=K: ui.exact(cfg.spec, m, K, cfg.L).expected_accepted)))
+    kjobs.append((f"claimed_cic@{K}", lambda K=K: ui.bound(cfg.spec, "claimed_cic", K, cfg.L)))
+    kjobs.append((f"greedy@{K}", lambda K=K: ui.bound(cfg.spec, "greedy", K, cfg.L)))
+    if ui.lp_size(cfg.V, K, cfg.L) <= ui.LP_AUTO:
+        kjobs.append((f"lp_optimum@{K}", lambda K=K: ui.bound(cfg.spec, "lp_optimum", K, cfg.L)))
+        kjobs.append((f"acausal@{K}", lambda K=K: ui.bound(cfg.spec, "acausal", K, cfg.L)))
+    else:
+        skipped.append(f"LP bounds at K={K}")
+kres = ui.run_with_progress(kjobs, "E[τ] for every K")
+for name, v in kres.items():
+    what, K = name.rsplit("@", 1)
+    if isinstance(v, Exception):
+        skipped.append(f"{figures.short(what)} at K={K}")
+        continue
+    (curves if what in curves else bcurves)[what].append((int(K), float(v)))
+st.plotly_chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
+drops = []
+for m, pts in curves.items():
+    for (k1, v1), (k2, v2) in zip(pts, pts[1:]):
+        if k2 == k1 + 1 and v2 < v1 - 1e-9:
+            drops.append(f"{figures.short(m)} drops from {v1:.4f} at K={k1} to {v2:.4f} at K={k2}")
+if drops:
+    st.warning("Not monotone in K: " + "; ".join(drops) + ".")
+else:
+    st.success("Every method shown is non-decreasing in K on this configuration.")
+if skipped:
+    st.caption("Left out to keep the page fast: " + ", ".join(skipped) + ".")
+
+# ------------------------------------------------------------------------------------------------
+st.header("3. The optimal coupling: what the best lossless verifier does")
+st.markdown("The LP optimum is itself a verifier: for each multiset of drafts it emits an accepted "
+            "prefix s and an extra token y with the probabilities below (rows sum to 1). Darker = more "
+            "likely. A row that puts its mass on long prefixes is a draft set the optimum trusts.")
+if lp_ok and lp_auto:
+    with ui.guard("the optimal coupling"):
+        plan = ui.lp_plan(cfg.spec, cfg.K, cfg.L)
+        if not plan.success:
+            st.error(f"The LP solver did not find the optimum ({plan.message}).")
+        else:
+            st.plotly_chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
+                            key="lab_heatmap")
+            st.caption(f"{len(plan.multisets):,} draft multisets; the {min(25, len(plan.multisets))} most "
+                       f"likely are shown. LP: {plan.n_variables:,} variables, {plan.n_constraints:,} "
+                       f"constraints, optimum E[τ] = {plan.value:.6f}.")
+else:
+    st.info("The optimal coupling needs the LP (see section 1).")
+
+# ------------------------------------------------------------------------------------------------
+st.header("4. Monte Carlo against the exact law of τ")
+st.markdown("Run the methods for real, many times, and compare the frequencies with the exact law. "
+            "The exact bars should sit inside the 95% intervals about 95% of the time.")
+c1, c2 = st.columns(2)
+n = c1.select_slider("Iterations per method", [100, 300, 1000, 3000, 10000], value=300, key="lab_mc_n")
+seed = c2.number_input("Monte Carlo seed", 0, 10**9, 0, key="lab_mc_seed")
+exact_pmfs = {r["method"]: r["tau_pmf"] for r in rows}
+mc_jobs = [(m, (lambda m=m: ui.monte_carlo(cfg.spec, m, cfg.K, cfg.L, int(n), int(seed)))) for m in exact_pmfs]
+mc = ui.run_with_progress(mc_jobs, "Monte Carlo")
+mc_data, mc_rows = {}, []
+for m, r in mc.items():
+    if isinstance(r, Exception):
+        st.error(f"{figures.short(m)}: {ui.explain(r, 'the Monte Carlo run')}")
+        continue
+    lo, hi = r.tau_interval()
+    mc_data[m] = (r.tau_pmf, lo, hi)
+    ex = float(np.dot(np.arange(len(exact_pmfs[m])), exact_pmfs[m]))
+    mc_rows.append({"method": figures.short(m), "exact E[τ]": ex, "Monte Carlo mean": r.tau_mean,
+                    "± (95%)": r.tau_mean_halfwidth,
+                    "agrees?": "yes" if abs(r.tau_mean - ex) <= r.tau_mean_halfwidth else "outside the interval"})
+if exact_pmfs:
+    st.plotly_chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
+    st.dataframe(pd.DataFrame(mc_rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                for c in ("exact E[τ]", "Monte Carlo mean", "± (95%)")})

@@ -1,0 +1,342 @@
+"""The app, page by page, with Streamlit's AppTest: every page runs without an exception, and changing
+a widget changes what is shown (asserted on the data: table values, figure traces, tree nodes)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 120
+
+
+def open_page(page: str, query: dict | None = None, state: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    at.run()
+    if page != "pages/start.py":
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def figures_json(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def figure(at: AppTest, title_part: str) -> dict:
+    for fig in figures_json(at):
+        title = fig["layout"].get("title", {}).get("text", "")
+        if title_part in title:
+            return fig
+    raise AssertionError(f"no figure titled like {title_part!r}: "
+                         f"{[f['layout'].get('title', {}).get('text') for f in figures_json(at)]}")
+
+
+def slider(at: AppTest, key: str):
+    return next(s for s in at.slider if s.key == key)
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+# ------------------------------------------------------------------------------------------------
+# Start
+# ------------------------------------------------------------------------------------------------
+
+def test_start_page_renders_picture_and_links():
+    at = open_page("pages/start.py")
+    no_errors(at)
+    assert at.title[0].value.startswith("Speculative decoding")
+    tree = figure(at, "One iteration")
+    names = {t.get("name") for t in tree["data"]}
+    assert "accepted sub-block" in names and "extra token (correction or bonus)" in names
+    links = [el for el in at.get("page_link")]
+    assert len(links) >= 3
+    text = " ".join(m.value for m in at.markdown)
+    for method in ("SD", "BV", "SpecTr-GBV", "RBV"):
+        assert method in text
+
+
+# ------------------------------------------------------------------------------------------------
+# Toy laboratory
+# ------------------------------------------------------------------------------------------------
+
+def _lab_table(at: AppTest):
+    return at.dataframe[[i for i, d in enumerate(at.dataframe) if "E[τ]" in d.value.columns][0]].value
+
+
+def test_lab_binary_toy_preset_matches_the_paper():
+    """The Start page's link (?preset=binary-toy) loads the binary toy: SD 10/9, BV 11/9, acausal 12/9."""
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    assert at.session_state["toy_source"] == "Preset" and at.session_state["toy_preset"] == "binary-toy"
+    table = _lab_table(at).set_index("method")
+    assert table.loc["SD", "E[τ]"] == pytest.approx(10 / 9, abs=1e-9)
+    assert table.loc["BV", "E[τ]"] == pytest.approx(11 / 9, abs=1e-9)
+    assert table.loc["SpecTr-GBV", "E[τ]"] == pytest.approx(4 / 3, abs=1e-9)
+    assert table.loc["SpecTr-GBV", "lossless?"] == "NO"
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["Acausal coupling bound (unattainable)"]) == pytest.approx(12 / 9, abs=1e-4)
+    assert float(metrics["LP optimum (best valid verifier)"]) == pytest.approx(11 / 9, abs=1e-4)
+
+
+def test_lab_changing_K_changes_table_and_figures():
+    at = open_page("pages/toy_lab.py")
+    no_errors(at)
+    before = _lab_table(at).set_index("method")["E[τ]"]
+    bars = figure(at, "Expected accepted tokens")
+    assert {"SD", "BV", "SpecTr", "SpecTr-GBV"} <= {t["name"] for t in bars["data"]}
+    vs_k = figure(at, "against the number of drafts K")
+    assert any(t["name"].startswith("LP optimum") for t in vs_k["data"])
+    heat = figure(at, "Optimal valid verifier")
+    assert heat["data"][0]["type"] == "heatmap"
+    assert figure(at, "Law of τ")
+
+    slider(at, "toy_K").set_value(3).run()
+    no_errors(at)
+    after = _lab_table(at).set_index("method")["E[τ]"]
+    assert after["SD"] == pytest.approx(before["SD"])          # single draft: unchanged
+    assert after["SpecTr"] > before["SpecTr"]                   # more drafts help SpecTr
+    bars_after = figure(at, "Expected accepted tokens")
+    assert bars_after["data"][2]["y"] != bars["data"][2]["y"]
+
+
+def test_lab_method_selection_and_temperature():
+    at = open_page("pages/toy_lab.py")
+    at.sidebar.multiselect[0].set_value(["bv", "rbv"]).run()
+    no_errors(at)
+    assert list(_lab_table(at)["method"]) == ["BV", "RBV"]
+    names = [t["name"] for t in figure(at, "Expected accepted tokens")["data"] if t["type"] == "bar"]
+    assert names == ["BV", "RBV"]
+    e1 = _lab_table(at).set_index("method").loc["BV", "E[τ]"]
+    slider(at, "toy_T").set_value(0.0).run()        # greedy: the block is accepted iff argmaxes agree
+    no_errors(at)
+    e0 = _lab_table(at).set_index("method").loc["BV", "E[τ]"]
+    assert e0 != pytest.approx(e1)
+    assert float(e0).is_integer()
+
+
+def test_lab_bad_json_is_one_sentence():
+    at = open_page("pages/toy_lab.py", state={"toy_source": "JSON", "toy_json_p": "{not json",
+                                              "toy_json_q": '{"kind": "iid", "probs": [0.5, 0.5]}'})
+    assert not at.exception
+    assert len(at.error) == 1
+    msg = at.error[0].value
+    assert "JSON" in msg and "\n" not in msg and "Traceback" not in msg
+
+
+def test_lab_edit_table_and_random_models():
+    at = open_page("pages/toy_lab.py", state={"toy_source": "Edit p and q (table)", "toy_edit_V": 2,
+                                              "toy_K": 1, "toy_L": 2})
+    no_errors(at)
+    table = _lab_table(at).set_index("method")
+    assert table.loc["BV", "E[τ]"] == pytest.approx(11 / 9, abs=1e-9)   # the binary toy by default
+    at = open_page("pages/toy_lab.py", state={"toy_source": "Seeded random", "toy_kind": "table",
+                                              "toy_V": 2, "toy_K": 2, "toy_L": 2})
+    no_errors(at)
+    assert (_lab_table(at)["fidelity error (TV)"] >= 0).all()
+
+
+def test_lab_large_configuration_warns_before_solving():
+    at = open_page("pages/toy_lab.py", state={"toy_V": 8, "toy_K": 5, "toy_L": 2})
+    assert not at.exception
+    assert any("large configuration" in w.value for w in at.warning)
+    assert not at.get("plotly_chart")
+    assert any(b.label == "Compute anyway" for b in at.button)
+
+
+# ------------------------------------------------------------------------------------------------
+# One iteration, step by step
+# ------------------------------------------------------------------------------------------------
+
+def _tree_nodes(fig: dict) -> int:
+    return sum(len(t["x"]) for t in fig["data"] if t.get("mode") == "markers+text"
+               and t.get("name") != "extra token (correction or bonus)")
+
+
+def test_step_tree_nodes_follow_K_and_seed():
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
+    no_errors(at)
+    tree = figure(at, "SpecTr-GBV")
+    n = _tree_nodes(tree)
+    assert n == at.session_state["step_nodes"]
+    assert 1 + 3 <= n <= 1 + 3 * 3                       # K = 3 drafts of length 3 share a root
+    drafts_before = at.dataframe[0].value["tokens"].tolist()
+    at.number_input(key="step_seed").set_value(5).run()
+    no_errors(at)
+    assert at.dataframe[0].value["tokens"].tolist() != drafts_before
+    slider(at, "toy_K").set_value(1).run()
+    no_errors(at)
+    assert _tree_nodes(figure(at, "SpecTr-GBV")) == 1 + 3   # one draft of length 3: a path
+
+
+def test_step_reveal_and_compare_methods():
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
+    reveal = next(s for s in at.slider if s.label == "Tests revealed")
+    n_tests = reveal.value
+    assert n_tests >= 1
+    full = figure(at, "SpecTr-GBV")
+    assert any(t.get("name") == "extra token (correction or bonus)" for t in full["data"])
+    reveal.set_value(0).run()
+    no_errors(at)
+    partial = figure(at, "after 0 of")
+    assert not any(t.get("name") == "extra token (correction or bonus)" for t in partial["data"])
+    compare = figure(at, "same drafts")
+    assert len(compare["data"][0]["x"]) >= 7
+    at.selectbox(key="step_method").set_value("bv").run()
+    no_errors(at)
+    assert figure(at, "BV: τ")
+    assert figure(at, "Extra token")
+
+
+# ------------------------------------------------------------------------------------------------
+# Claims
+# ------------------------------------------------------------------------------------------------
+
+def test_claims_on_the_gbv_preset():
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
+    no_errors(at)
+    v = at.session_state["claims_verdicts"]
+    assert v["Lossless"] == "fails here"
+    assert v["Reduces to block verification at K = 1"] == "fails here"
+    assert v["Verification in O(|Ω|)"] in ("holds here", "fails here")
+    assert figure(at, "against what the paper claims")
+    assert figure(at, "Verification time")
+
+
+def test_claims_change_with_configuration_and_search():
+    at = open_page("pages/claims.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    v1 = dict(at.session_state["claims_verdicts"])
+    assert v1["Attains its stated E_CIC"] == "holds here"          # 4/3 at K = 1 on the binary toy
+    at.button(key="claims_search").click().run()
+    no_errors(at)
+    found = at.session_state["claims_found"]
+    assert len(found) == 20 and any(r["claims broken"] != "none" for r in found)
+    first_bad = next(r for r in found if r["claims broken"] != "none")
+    at.button(key="claims_open").click().run()           # opens the first counterexample in the lab
+    no_errors(at)
+    assert at.title[0].value.startswith("Toy laboratory")
+    assert at.session_state["toy_source"] == "Seeded random"
+    assert at.session_state["toy_seed"] == first_bad["model seed"]
+    assert at.session_state["toy_K"] == first_bad["K"] and at.session_state["toy_L"] == first_bad["L"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Real-model pages (they must never show a traceback, with or without the bundled pair)
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("page", ["pages/live_decoder.py", "pages/sweeps.py"])
+def test_real_model_pages_render(page):
+    """With the bundled pair or without it (then one sentence says what to do), never a traceback."""
+    at = open_page(page)
+    assert not at.exception
+    assert at.title
+    for e in at.error:
+        assert "\n" not in e.value and "Traceback" not in e.value
+
+
+def _pair_state(tiny_pair) -> dict:
+    target, draft = tiny_pair
+    return {"dec_source": "Local folders or hub names", "dec_target": target, "dec_draft": draft}
+
+
+def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
+    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3})
+    no_errors(at)
+    assert any("Generate" in i.value for i in at.info)
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    gen = at.session_state["dec_result"]["generation"]
+    assert gen.metrics.tokens_generated >= 1 and gen.iterations
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["Block efficiency (tokens per target call)"]) == pytest.approx(gen.metrics.block_efficiency, abs=1e-3)
+    tree = figure(at, "Iteration 1:")
+    n_nodes = sum(len(t["x"]) for t in tree["data"] if t.get("mode") == "markers+text"
+                  and t.get("name") != "extra token (correction or bonus)")
+    assert n_nodes == len(gen.iterations[0].nodes)
+    assert figure(at, "Acceptance per draft position")
+    assert figure(at, "Where the time goes")
+    html = " ".join(m.value for m in at.markdown)
+    assert "background:#c7e9c0" in html            # accepted tokens are coloured
+    if len(gen.iterations) > 1:                    # another iteration, another tree
+        next(s for s in at.slider if s.label == "Iteration").set_value(2).run()
+        no_errors(at)
+        assert figure(at, "Iteration 2:")
+    at.multiselect(key="dec_compare").set_value(["bv", "rbv"]).run()
+    at.button(key="dec_compare_go").click().run()
+    no_errors(at)
+    table = at.dataframe[-1].value
+    assert list(table["method"]) == ["BV", "RBV", "Target alone"]
+    assert table["speedup vs target alone"].iloc[-1] == pytest.approx(1.0)
+
+
+def test_sweeps_run_and_download(tiny_pair):
+    at = open_page("pages/sweeps.py", state={**_pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1,
+                                             "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]})
+    no_errors(at)
+    at.text_input(key="sw_values_K").set_value("1, 2").run()
+    at.button(key="sw_go").click().run()
+    no_errors(at)
+    be = figure(at, "Block efficiency against number of drafts K")
+    lines = [t for t in be["data"] if t.get("mode") == "lines+markers"]
+    assert [t["name"] for t in lines] == ["BV", "RBV"] and all(list(t["x"]) == [1, 2] for t in lines)
+    assert figure(at, "Speedup over the target alone")
+    assert len(at.get("download_button")) == 2
+    at.text_input(key="sw_values_K").set_value("1, x").run()
+    assert not at.exception and "whole numbers" in at.error[0].value
+
+
+# ------------------------------------------------------------------------------------------------
+# A tiny random model pair on disk (no download), for the real-model pages
+# ------------------------------------------------------------------------------------------------
+
+def make_tiny_pair(root) -> tuple[str, str]:
+    """Two random one-layer Llama models sharing a small byte-level BPE tokenizer trained on a few
+    lines of Python, saved under root/target and root/draft.  Returns the two paths."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    import torch
+
+    root = Path(root)
+    corpus = ["def main():\n    return 0\n", "import os\nimport sys\n", "class Config:\n    pass\n",
+              "for i in range(10):\n    print(i)\n", "if __name__ == '__main__':\n    main()\n"] * 20
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                   eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    paths = []
+    for name, seed, layers in (("target", 0, 2), ("draft", 1, 1)):
+        torch.manual_seed(seed)
+        cfg = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
+                          bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
+                          pad_token_id=fast.pad_token_id)
+        model = LlamaForCausalLM(cfg)
+        with torch.no_grad():  # a draft close to the target makes acceptance interesting
+            for p in model.parameters():
+                p.mul_(3.0)
+        out = root / name
+        model.save_pretrained(out)
+        fast.save_pretrained(out)
+        paths.append(str(out))
+    return paths[0], paths[1]
+
+
+@pytest.fixture(scope="session")
+def tiny_pair(tmp_path_factory):
+    pytest.importorskip("transformers")
+    return make_tiny_pair(tmp_path_factory.mktemp("pair"))
