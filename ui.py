@@ -44,8 +44,8 @@ PERSISTENT_KEYS = [
 SMALL_OUTCOMES = 4096
 #: Optimal-LP sizes (``core.bounds.lp_size``) solved without asking; well under a second on two cores.
 LP_AUTO = 6_000
-#: Work units V^K·V^(L−1) of the SpecTr tree walk (its slowest exact law) above which we ask first.
-TREE_WALK_AUTO = 3_000
+#: Exact analyses estimated (``core.exact.estimated_seconds``) above this many seconds ask first.
+EXACT_AUTO_SECONDS = 1.0
 
 DEFAULT_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv"]
 
@@ -216,23 +216,23 @@ def expected_tau_given(spec: str, method: str, block) -> float | None:
         return None
 
 
-def tree_walk_units(V: int, K: int, L: int) -> int:
-    return V ** K * V ** max(L - 1, 0)
+def exact_seconds(V: int, K: int, L: int, method: str) -> float:
+    """Core's rough estimate of one exact analysis, in seconds on a 2-core machine."""
+    import core.methods  # noqa: F401  (fills the registry)
+    from core import REGISTRY
+    from core.exact import estimated_seconds
+    cls = REGISTRY.get(method)
+    return 0.0 if cls is None else float(estimated_seconds(cls, V, K, L))
 
 
 def cost_note(V: int, K: int, L: int, methods: Iterable[str]) -> str | None:
     """A warning sentence when the exact analysis of this configuration may take seconds."""
-    methods = list(methods)
-    notes = []
-    if any(m in ("spectr", "specinfer") for m in methods) and tree_walk_units(V, K, L) > TREE_WALK_AUTO:
-        notes.append(f"the SpecTr/SpecInfer tree walks enumerate about {tree_walk_units(V, K, L):,} "
-                     f"draft-token tuples")
-    if any(m in ("sd", "bv") for m in methods) and V ** L > 50_000:
-        notes.append(f"single-draft rules enumerate {V ** L:,} paths")
-    if not notes:
+    slow = [(m, exact_seconds(V, K, L, m)) for m in methods]
+    slow = [(m, sec) for m, sec in slow if sec > EXACT_AUTO_SECONDS]
+    if not slow:
         return None
-    return ("This is a large configuration: " + "; ".join(notes) +
-            ". Exact results may take several seconds.")
+    parts = ", ".join(f"{label(m)} about {sec:,.0f} s" for m, sec in slow)
+    return f"This is a large configuration: exact laws may take a while ({parts})."
 
 
 def run_with_progress(jobs: list[tuple[str, Callable[[], object]]], text: str) -> dict:
@@ -530,36 +530,15 @@ def pair_picker(prefix: str):
     return pair
 
 
-class StreamingVerifier:
-    """Wraps a verifier so that every verification is reported as it happens.
-
-    ``core.decoder.SpeculativeDecoder`` has no per-iteration hook; this delegates everything to the
-    real rule and calls ``callback(block, verdict)`` after each ``verify``.  (Smallest wrapper: the
-    decoder would better take an ``on_iteration`` callback.)"""
-
-    def __init__(self, inner, callback):
-        self._inner, self._callback = inner, callback
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-    def verify(self, block, rng):
-        verdict = self._inner.verify(block, rng)
-        self._callback(block, verdict)
-        return verdict
-
-
 def generate(pair, method: str, K: int, L: int, T: float, prompt: str, max_new_tokens: int, seed: int,
              on_iteration: Callable | None = None, top_k: int | None = None, top_p: float | None = None):
-    """One seeded generation with ``core.decoder``; ``on_iteration(verdict)`` streams each step."""
+    """One seeded generation with ``core.decoder``; ``on_iteration(IterationTrace)`` streams each step."""
     from core.decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder
     sampling = SamplingConfig(float(T), top_k, top_p)
     if method == "autoregressive":
         return AutoregressiveDecoder(pair, sampling).generate(prompt, int(max_new_tokens), int(seed))
     dec = SpeculativeDecoder(pair, method, int(K), int(L), sampling)
-    if on_iteration is not None:
-        dec.verifier = StreamingVerifier(dec.verifier, lambda block, verdict: on_iteration(verdict))
-    return dec.generate(prompt, int(max_new_tokens), int(seed))
+    return dec.generate(prompt, int(max_new_tokens), int(seed), on_iteration=on_iteration)
 
 
 def decoder_methods() -> list[str]:

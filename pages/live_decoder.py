@@ -84,20 +84,30 @@ if go:
     last = [0.0, 0.0]
     taus: list[int] = []
 
-    def on_iteration(verdict) -> None:
+    split = {"draft": 0.0, "target": 0.0, "verify": 0.0}
+
+    def on_iteration(it) -> None:
+        """Called by the decoder after each iteration with its ``IterationTrace``."""
         before = len(tokens)
-        tokens.extend(int(t) for t in verdict.tokens)
+        tokens.extend(int(t) for t in it.accepted)
+        tokens.append(int(it.extra))
         texts = ui.token_texts(pair, tokens)[before:]
-        segments.append((texts[:verdict.tau], texts[verdict.tau] if len(texts) > verdict.tau else "",
-                         bool(verdict.is_bonus)))
-        taus.append(verdict.tau)
+        segments.append((texts[:it.tau], texts[it.tau] if len(texts) > it.tau else "",
+                         bool(it.is_bonus)))
+        taus.append(it.tau)
+        split["draft"] += it.draft_s
+        split["target"] += it.target_s
+        split["verify"] += it.verify_s
         now = time.perf_counter()
         if now - last[0] > 0.15:
             last[0] = now
             text_box.markdown(ui.colored_text_html(prompt, segments), unsafe_allow_html=True)
             n = len(taus)
+            busy = sum(split.values()) or 1.0
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
-                          f"· {len(tokens) / (now - t0):.1f} tokens/s · {len(tokens)} tokens")
+                          f"· {len(tokens) / (now - t0):.1f} tokens/s · {len(tokens)} tokens · time in "
+                          f"draft {split['draft'] / busy:.0%}, target {split['target'] / busy:.0%}, "
+                          f"verify {split['verify'] / busy:.0%}")
         if now - last[1] > 1.0:
             last[1] = now
             rates = [float(np.mean([t >= i for t in taus])) for i in range(1, int(L) + 1)]

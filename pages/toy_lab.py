@@ -136,9 +136,8 @@ bcurves: dict[str, list] = {b: [] for b in BOUND_KEYS}
 skipped = []
 kjobs = []
 for K in range(1, k_hi + 1):
-    heavy_walk = ui.tree_walk_units(cfg.V, K, cfg.L) > ui.TREE_WALK_AUTO
     for m in methods:
-        if K != cfg.K and ((heavy_walk and m in ("spectr", "specinfer")) or
+        if K != cfg.K and (ui.exact_seconds(cfg.V, K, cfg.L, m) > ui.EXACT_AUTO_SECONDS or
                            (m == "lp_optimal" and ui.lp_size(cfg.V, K, cfg.L) > ui.LP_AUTO)):
             skipped.append(f"{figures.short(m)} at K={K}")
             continue
