@@ -23,11 +23,16 @@ from .tree import DraftBlock, Node
 from .verifier import Verifier, register
 
 
-def rank_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Token ids from best to worst: q/p descending, p = 0 first, ties by token id."""
+def _ratios(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """q/p per token, +inf where p = 0 (those rank first)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
-    return np.lexsort((np.arange(p.size), -ratio))
+        return np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
+
+
+def rank_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Token ids from best to worst: q/p descending, p = 0 first, ties by token id (a stable sort
+    of −q/p keeps equal ratios in id order)."""
+    return np.argsort(-_ratios(p, q), kind="stable")
 
 
 def mass_above(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -39,12 +44,27 @@ def mass_above(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def select_best(block: DraftBlock) -> int:
-    """Index of the lexicographically best draft (the first one among equals)."""
-    def key(k: int):
-        x = block.draft(k)
-        return [int(np.flatnonzero(rank_order(block.p[x[:i]], block.q[x[:i]]) == x[i])[0])
-                for i in range(block.L)]
-    return min(range(block.K), key=key)
+    """Index of the lexicographically best draft (the first one among equals).
+
+    Two drafts are compared at the first position where they differ, i.e. at a shared node u, by
+    the rank of their tokens there; that needs two ratios, not a sort of the vocabulary.
+    """
+    def better(a: int, b: int) -> bool:
+        x, y = block.draft(a), block.draft(b)
+        for i in range(block.L):
+            if x[i] != y[i]:
+                u = x[:i]
+                p, q = block.p[u], block.q[u]
+                rx = np.inf if p[x[i]] <= 0 else q[x[i]] / p[x[i]]
+                ry = np.inf if p[y[i]] <= 0 else q[y[i]] / p[y[i]]
+                return rx > ry or (rx == ry and x[i] < y[i])
+        return False
+
+    best = 0
+    for k in range(1, block.K):
+        if better(k, best):
+            best = k
+    return best
 
 
 def best_of_k_conditionals(p_cond: Callable[[Node], np.ndarray], q_cond: Callable[[Node], np.ndarray],
