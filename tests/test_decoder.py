@@ -1,0 +1,416 @@
+"""The real speculative decoder (core.decoder) over Hugging Face model pairs.
+
+Two pairs: a tiny random Llama pair built here (vocabulary 8, float64, milliseconds per call) for the
+statistical and cache tests, and the bundled pair (toy_models/pystdlib, loaded in float64 so that
+batched and one-token forward passes agree far below any argmax gap) for greedy equality.  Torch runs
+on one thread in this module (restored afterwards).  No test times anything.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from core.decoder import (AutoregressiveDecoder, DecodingError, SamplingConfig, SpeculativeDecoder,
+                          decoder_methods, next_token_probs)
+from core.hf_models import BUNDLED_PAIRS, PairError, pair_from_models, tokenizer_mismatch, toy_pair
+from core.verifier import get_verifier
+
+ROOT = Path(__file__).resolve().parents[1]
+HAVE_TOY = (BUNDLED_PAIRS["toy"] / "target" / "config.json").exists() and \
+    (BUNDLED_PAIRS["toy"] / "draft" / "config.json").exists()
+needs_toy = pytest.mark.skipif(not HAVE_TOY, reason="the bundled pair is not trained yet "
+                               "(python -m toy_models.train_pair)")
+LOSSLESS = [m for m in decoder_methods() if get_verifier(m).lossless_by_theory]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+# ---------------------------------------------------------------------------------------------
+# A tiny pair built in the test
+# ---------------------------------------------------------------------------------------------
+
+def tiny_tokenizer(V: int = 8, eos: int = 0, swap: tuple[int, int] | None = None):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    names = ["<eos>"] + [f"t{i}" for i in range(1, V)]
+    if swap:
+        a, b = swap
+        names[a], names[b] = names[b], names[a]
+    tok = Tokenizer(models.WordLevel({n: i for i, n in enumerate(names)}, unk_token=names[0]))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=names[eos], bos_token=names[0],
+                                   pad_token=names[0])
+
+
+def tiny_model(V: int, d: int, layers: int, seed: int, scale: float, pad: int = 0):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(vocab_size=V + pad, hidden_size=d, num_hidden_layers=layers,
+                      num_attention_heads=2, num_key_value_heads=2, intermediate_size=2 * d,
+                      max_position_embeddings=512, tie_word_embeddings=False,
+                      bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    model = LlamaForCausalLM(cfg)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(scale)
+    return model.to(torch.float64).eval()
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """Target: 2 layers, logits padded by 3 beyond the tokenizer.  Draft: the target's weights with
+    a perturbed output layer (single-token acceptance well inside (0, 1))."""
+    V = 8
+    target = tiny_model(V, 32, 2, seed=1, scale=6.0, pad=3)
+    draft = tiny_model(V, 32, 2, seed=1, scale=6.0, pad=3)
+    g = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        draft.lm_head.weight.add_(0.15 * torch.randn(draft.lm_head.weight.shape, generator=g,
+                                                     dtype=torch.float64))
+    return pair_from_models(target, draft, tiny_tokenizer(V))
+
+
+TINY_PROMPT = "t2 t4 t1"
+
+
+def exact_two_token_law(pair, prompt: str, sampling: SamplingConfig) -> np.ndarray:
+    """q(y1, y2 | prompt) for all y1, y2 (V × V), from the target alone."""
+    ids = pair.encode(prompt)
+    V = pair.vocab_size
+    with torch.inference_mode():
+        first = next_token_probs(pair.target(input_ids=torch.tensor([ids])).logits[0, -1], V, sampling)
+        rows = torch.tensor([ids + [y] for y in range(V)])
+        second = next_token_probs(pair.target(input_ids=rows).logits[:, -1], V, sampling)
+    return first[:, None] * second
+
+
+class MemoLM(torch.nn.Module):
+    """A causal LM whose cache-free forward is memoized per row: a pure function of the input ids,
+    so the sampling tests run thousands of generations on the same numbers in seconds."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.inner = model
+        self.config = model.config
+        self.generation_config = model.generation_config
+        self.memo: dict[tuple, torch.Tensor] = {}
+
+    def get_output_embeddings(self):
+        return self.inner.get_output_embeddings()
+
+    def forward(self, input_ids, use_cache=False, **kw):
+        assert not use_cache
+        rows = [tuple(r) for r in input_ids.tolist()]
+        todo = [r for r in dict.fromkeys(rows) if r not in self.memo]
+        if todo:
+            logits = self.inner(input_ids=torch.tensor(todo), use_cache=False).logits
+            self.memo.update(zip(todo, logits))
+        from types import SimpleNamespace
+        return SimpleNamespace(logits=torch.stack([self.memo[r] for r in rows]))
+
+
+def two_token_counts(pair, method: str, K: int, L: int, n: int, seed: int) -> np.ndarray:
+    """Counts of the first two generated tokens over n seeded generations (sample j seeded
+    (seed, j)), through the decoder without a cache (its forward passes memoized)."""
+    V = pair.vocab_size
+    memo = pair_from_models(MemoLM(pair.target), MemoLM(pair.draft), pair.tokenizer,
+                            device="cpu", dtype=torch.float64)
+    dec = SpeculativeDecoder(memo, method, K, L, SamplingConfig(1.0), trace=False, use_cache=False)
+    counts = np.zeros((V, V))
+    for j in range(n):
+        g = dec.generate(TINY_PROMPT, 2, np.random.default_rng([seed, j]))
+        if len(g.tokens) == 2:
+            counts[g.tokens[0], g.tokens[1]] += 1
+        else:                       # EOS first: its own bin, as in the exact law
+            counts[g.tokens[0], 0] += 1
+    return counts
+
+
+def chi_square_pvalue(counts: np.ndarray, law: np.ndarray) -> float:
+    from scipy.stats import chisquare
+    n = counts.sum()
+    expected = (law * n).ravel()
+    observed = counts.ravel()
+    big = expected >= 5
+    obs = np.append(observed[big], observed[~big].sum())
+    exp = np.append(expected[big], expected[~big].sum())
+    if exp[-1] < 1e-12:
+        obs, exp = obs[:-1], exp[:-1]
+    return float(chisquare(obs, exp * obs.sum() / exp.sum()).pvalue)
+
+
+def test_tiny_pair_is_a_useful_test_bed(tiny):
+    """The draft differs from the target (so rejections happen) but not too much."""
+    with torch.inference_mode():
+        ids = torch.tensor([tiny.encode(TINY_PROMPT)])
+        p = next_token_probs(tiny.draft(input_ids=ids).logits[0, -1], tiny.vocab_size, SamplingConfig())
+        q = next_token_probs(tiny.target(input_ids=ids).logits[0, -1], tiny.vocab_size, SamplingConfig())
+    assert p.shape == q.shape == (8,)          # padded logits sliced to the tokenizer
+    acceptance = np.minimum(p, q).sum()
+    assert 0.3 < acceptance < 0.97
+
+
+# The law of the first two tokens: the eos-first event is folded into bin (eos, 0).
+def _fold_eos(law: np.ndarray, eos: int = 0) -> np.ndarray:
+    out = law.copy()
+    out[eos, :] = 0.0
+    out[eos, 0] = law[eos].sum()
+    return out
+
+
+@pytest.mark.parametrize("method", LOSSLESS)
+def test_first_two_tokens_follow_target_law(tiny, method):
+    """T = 1: the first two generated tokens are distributed as the target's exact two-token law
+    (chi-square, 3000 seeded generations, K = 3 drafts of length 2)."""
+    law = _fold_eos(exact_two_token_law(tiny, TINY_PROMPT, SamplingConfig(1.0)))
+    counts = two_token_counts(tiny, method, K=3, L=2, n=3000, seed=11)
+    pvalue = chi_square_pvalue(counts, law)
+    assert pvalue > 1e-3, f"{method}: chi-square p-value {pvalue:.2e}"
+
+
+def test_spectr_gbv_two_token_distance_is_measured(tiny, record_property):
+    """SpecTr-GBV is not assumed lossless: record the measured distance to the target's law."""
+    law = _fold_eos(exact_two_token_law(tiny, TINY_PROMPT, SamplingConfig(1.0)))
+    counts = two_token_counts(tiny, "spectr_gbv", K=3, L=2, n=3000, seed=11)
+    tv = 0.5 * float(np.abs(counts / counts.sum() - law).sum())
+    pvalue = chi_square_pvalue(counts, law)
+    record_property("spectr_gbv_two_token_tv", tv)
+    record_property("spectr_gbv_two_token_chi2_pvalue", pvalue)
+    print(f"spectr_gbv: TV to the target's two-token law {tv:.4f} (chi-square p = {pvalue:.2e})")
+    assert 0.0 <= tv <= 1.0
+
+
+@pytest.mark.parametrize("method", decoder_methods())
+def test_cache_rollback_equals_recomputation(tiny, method):
+    """A long seeded generation with KV caches (expanded, row-selected, cropped) equals the same
+    generation recomputed from scratch at every step."""
+    sampling = SamplingConfig(1.0)
+    cached = SpeculativeDecoder(tiny, method, 3, 3, sampling).generate(TINY_PROMPT, 80, seed=4)
+    fresh = SpeculativeDecoder(tiny, method, 3, 3, sampling, use_cache=False).generate(TINY_PROMPT, 80, seed=4)
+    assert cached.tokens == fresh.tokens
+    assert [it.tau for it in cached.iterations] == [it.tau for it in fresh.iterations]
+    assert len(cached.tokens) >= 40 or cached.stop_reason == "eos"
+
+
+def test_same_seed_replays_and_seeds_differ(tiny):
+    dec = SpeculativeDecoder(tiny, "specinfer", 3, 3, SamplingConfig(1.0))
+    a, b = dec.generate(TINY_PROMPT, 40, seed=3), dec.generate(TINY_PROMPT, 40, seed=3)
+    assert a.tokens == b.tokens
+    assert [it.drafts for it in a.iterations] == [it.drafts for it in b.iterations]
+    others = [dec.generate(TINY_PROMPT, 40, seed=s).tokens for s in (4, 5, 6)]
+    assert any(o != a.tokens for o in others)
+    samples = dec.sample(TINY_PROMPT, 3, 10, seed=3)
+    assert [g.tokens for g in samples] == [g.tokens for g in dec.sample(TINY_PROMPT, 3, 10, seed=3)]
+    with pytest.raises(DecodingError, match="seed"):
+        dec.generate(TINY_PROMPT, 5, seed=None)
+
+
+def test_greedy_tiny_pair_every_method(tiny):
+    ref = AutoregressiveDecoder(tiny, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=0)
+    for m in decoder_methods():
+        for K, L in ((1, 3), (3, 2)):
+            g = SpeculativeDecoder(tiny, m, K, L, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=9)
+            assert g.tokens == ref.tokens, (m, K, L)
+
+
+def test_traces_and_metrics(tiny):
+    for method in ("sd", "bv", "spectr"):
+        K, L = 3, 3
+        seen = []
+        g = SpeculativeDecoder(tiny, method, K, L, SamplingConfig(1.0), keep_blocks=True).generate(
+            TINY_PROMPT, 30, seed=3, on_iteration=seen.append)
+        assert seen == g.iterations
+        m = g.metrics
+        assert m.iterations == m.target_calls == len(g.iterations)
+        assert m.draft_calls == L * m.iterations
+        assert m.block_efficiency == pytest.approx(1 + m.accepted_tokens / m.iterations)
+        assert m.mean_accepted_length == m.block_efficiency
+        assert m.acceptance_per_position == pytest.approx(
+            [np.mean([it.tau >= i for it in g.iterations]) for i in range(1, L + 1)])
+        assert m.tokens_generated == len(g.tokens)
+        assert len(g.tokens) == 30 or (g.stop_reason == "eos" and g.tokens[-1] in tiny.eos_ids)
+        assert 0 <= m.verify_fraction < 1
+        for it in g.iterations:
+            block = it.block
+            assert it.tau == len(it.accepted) and it.accepted == tuple(it.accepted)
+            if it.tau:
+                assert list(it.accepted) == it.drafts[it.accepted_draft][:it.tau]
+            assert it.residual_top and abs(sum(pr for _, pr in it.residual_top)) <= 1 + 1e-9
+            # nodes shared by several drafts carry one p and one q
+            assert len(block.q) == len(block.nodes()) and len(it.nodes) == len(block.nodes())
+            root = it.nodes[0]
+            assert root.node == () and root.multiplicity == K
+            assert it.acceptance_root - 1e-12 <= it.alpha_star_root <= 1 + 1e-12
+            if method in ("sd", "bv"):
+                assert it.expected_tau is not None and 0 <= it.expected_tau <= L
+            json.dumps(it.to_dict(str))
+        # the p in each block is the distribution the drafts were drawn from: drafted tokens have p > 0
+        for it in g.iterations:
+            for k, row in enumerate(it.block.drafts):
+                for i in range(L):
+                    assert it.block.p[tuple(row[:i])][row[i]] > 0
+
+
+def test_top_k_top_p_apply_to_both_models(tiny):
+    logits = torch.tensor([[2.0, 1.0, 1.0, 0.0, -1.0]], dtype=torch.float64)
+    full = torch.softmax(logits, -1).numpy()[0]
+    assert next_token_probs(logits, 5, SamplingConfig(1.0)) == pytest.approx(full[None])
+    k2 = next_token_probs(logits, 5, SamplingConfig(1.0, top_k=2))[0]
+    assert (k2 > 0).tolist() == [True, True, True, False, False]       # tie at the 2nd value kept
+    p = next_token_probs(logits, 5, SamplingConfig(1.0, top_p=0.6))[0]
+    assert (p > 0).tolist() == [True, True, False, False, False]       # stable order on ties
+    assert next_token_probs(logits, 4, SamplingConfig(0.0))[0].tolist() == [1.0, 0.0, 0.0, 0.0]
+    half = next_token_probs(logits, 5, SamplingConfig(0.5))[0]
+    assert half == pytest.approx(full ** 2 / (full ** 2).sum())
+    g = SpeculativeDecoder(tiny, "rbv", 3, 2, SamplingConfig(1.0, top_k=2), keep_blocks=True).generate(
+        TINY_PROMPT, 20, seed=1)
+    for it in g.iterations:
+        for vec in list(it.block.p.values()) + list(it.block.q.values()):
+            assert (vec > 0).sum() <= 2 + 1          # two, or three on an exact tie
+        assert all(it.block.p[tuple(r[:i])][r[i]] > 0 for r in it.block.drafts for i in range(2))
+
+
+def test_stops_at_eos(tiny):
+    ref = AutoregressiveDecoder(tiny, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=0)
+    assert len(ref.tokens) == 30
+    stop_token = ref.tokens[2]
+    first = ref.tokens.index(stop_token)
+    tok = tiny_tokenizer(8, eos=stop_token)
+    pair = pair_from_models(tiny.target, tiny.draft, tok)
+    assert stop_token in pair.eos_ids
+    for m in ("sd", "specinfer"):
+        g = SpeculativeDecoder(pair, m, 2, 4, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=0)
+        assert g.stop_reason == "eos" and g.tokens == ref.tokens[:first + 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad pairs and bad arguments
+# ---------------------------------------------------------------------------------------------
+
+def test_bad_pairs_are_refused_with_the_reason(tiny):
+    with pytest.raises(PairError, match="vocabulary has 8 tokens and the draft's 9"):
+        pair_from_models(tiny.target, tiny.draft, tiny_tokenizer(8), draft_tokenizer=tiny_tokenizer(9))
+    why = tokenizer_mismatch(tiny_tokenizer(8), tiny_tokenizer(8, swap=(2, 3)))
+    assert why.startswith("the tokenizers differ: token 't2' has id 2 in the target and id 3")
+    with pytest.raises(PairError, match="eos_token_id is 0 in the target and 3 in the draft"):
+        pair_from_models(tiny.target, tiny.draft, tiny_tokenizer(8), draft_tokenizer=tiny_tokenizer(8, eos=3))
+    small = tiny_model(6, 16, 1, seed=0, scale=1.0)
+    with pytest.raises(PairError, match="draft model has 6 output logits, fewer than the tokenizer's 8"):
+        pair_from_models(tiny.target, small, tiny_tokenizer(8))
+    from core.hf_models import load_pair
+    with pytest.raises(PairError, match="not a model directory"):
+        load_pair("/nonexistent/target", "/nonexistent/draft")
+
+
+def test_bad_arguments_fail_clearly(tiny):
+    cases = [
+        (lambda: SpeculativeDecoder(tiny, "lp_optimal", 2, 2), "needs toy models"),
+        (lambda: SpeculativeDecoder(tiny, "nope", 2, 2), "unknown method 'nope'"),
+        (lambda: SpeculativeDecoder(tiny, "sd", 0, 2), "K must be a positive integer"),
+        (lambda: SpeculativeDecoder(tiny, "sd", 1, 0), "L must be a positive integer"),
+        (lambda: SamplingConfig(-1.0), "temperature must be a finite number"),
+        (lambda: SamplingConfig(1.0, top_k=0), "top-k must be a positive integer"),
+        (lambda: SamplingConfig(1.0, top_p=0.0), "top-p must be in"),
+        (lambda: SpeculativeDecoder(tiny, "sd", 1, 2).generate("t1", 0, seed=0), "max_new_tokens"),
+        (lambda: SpeculativeDecoder(tiny, "sd", 1, 2).generate("t1", 600, seed=0), "exceeds the models' 512"),
+        (lambda: SpeculativeDecoder(tiny, "sd", 1, 2).generate([3, 99], 5, seed=0), "outside the vocabulary"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises((DecodingError, PairError)) as info:
+            fn()
+        assert msg in str(info.value) and "\n" not in str(info.value)
+
+
+def test_cli_errors_are_one_line(capsys):
+    from core.decoding_cli import main
+    for argv, msg in [
+        (["decode", "--method", "sd"], "give --pair toy"),
+        (["decode", "--pair", "toy", "--method", "lp_optimal"], "needs toy models"),
+        (["decode", "--pair", "toy", "--method", "sd", "--K", "0"], "K must be between"),
+        (["decode", "--pair", "nope", "--method", "sd"], "unknown bundled pair 'nope'"),
+        (["decode", "--pair", "toy", "--target", "x", "--method", "sd"], "not both"),
+        (["decode", "--target", "/nonexistent/t", "--draft", "/nonexistent/d", "--method", "sd"],
+         "not a model directory"),
+        (["bench", "--pair", "toy", "--methods", "sd,lp_optimal"], "needs toy models"),
+        (["decode", "--pair", "toy", "--method", "sd", "--temperature", "-1"], "temperature"),
+    ]:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and msg in err, (argv, err)
+
+
+# ---------------------------------------------------------------------------------------------
+# The bundled pair
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def toy64():
+    if not HAVE_TOY:
+        pytest.skip("the bundled pair is not trained yet (python -m toy_models.train_pair)")
+    return toy_pair(device="cpu", dtype="float64")
+
+
+PY_PROMPT = "def read_lines(path):\n    with open(path) as f:\n"
+
+
+@needs_toy
+def test_bundled_pair_loads_like_a_hub_model():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    for role in ("target", "draft"):
+        d = BUNDLED_PAIRS["toy"] / role
+        model = AutoModelForCausalLM.from_pretrained(d)
+        assert model.dtype == torch.float32
+        assert len(AutoTokenizer.from_pretrained(d)) == model.config.vocab_size
+    size = sum((BUNDLED_PAIRS["toy"] / r / "model.safetensors").stat().st_size for r in ("target", "draft"))
+    assert size < 40 * 2**20
+
+
+@needs_toy
+def test_bundled_greedy_equals_target_greedy_every_method(toy64):
+    """T = 0: every method reproduces the target's own greedy decoding, token for token (and our
+    autoregressive reference equals Hugging Face's greedy ``generate``)."""
+    n = 32
+    ref = AutoregressiveDecoder(toy64, SamplingConfig(0.0)).generate(PY_PROMPT, n, seed=0)
+    ids = torch.tensor([toy64.encode(PY_PROMPT)])
+    with torch.inference_mode():
+        hf = toy64.target.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=n,
+                                   do_sample=False, pad_token_id=0)
+    assert ref.tokens == [int(t) for t in hf[0, ids.shape[1]:]][:len(ref.tokens)]
+    for m in decoder_methods():
+        K = 1 if get_verifier(m).single_draft else 3
+        g = SpeculativeDecoder(toy64, m, K, 4, SamplingConfig(0.0), trace=False).generate(PY_PROMPT, n, seed=1)
+        assert g.tokens == ref.tokens, m
+
+
+@needs_toy
+def test_bundled_cache_rollback_long_generation(toy64):
+    sampling = SamplingConfig(1.0)
+    a = SpeculativeDecoder(toy64, "rbv", 3, 4, sampling, trace=False).generate(PY_PROMPT, 48, seed=8)
+    b = SpeculativeDecoder(toy64, "rbv", 3, 4, sampling, trace=False, use_cache=False).generate(PY_PROMPT, 48, seed=8)
+    assert a.tokens == b.tokens and len(a.tokens) > 0
+
+
+@needs_toy
+def test_cli_decode_json_with_samples():
+    out = subprocess.run([sys.executable, "-m", "core", "decode", "--pair", "toy", "--method", "specinfer",
+                          "--K", "2", "--L", "3", "--temperature", "1", "--seed", "5",
+                          "--max-new-tokens", "12", "--prompt", "import os\n", "--num-samples", "2",
+                          "--json", "--threads", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert len(res["tokens"]) <= 12 and isinstance(res["text"], str)
+    for key in ("block_efficiency", "target_calls", "tokens_per_second", "mean_accepted_length",
+                "acceptance_per_position", "time_draft_s", "time_target_s", "time_verify_s"):
+        assert key in res
+    assert len(res["samples"]) == 2 and all(isinstance(t, int) for s in res["samples"] for t in s)
