@@ -30,9 +30,17 @@ def _ratios(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def rank_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Token ids from best to worst: q/p descending, p = 0 first, ties by token id (a stable sort
-    of −q/p keeps equal ratios in id order)."""
-    return np.argsort(-_ratios(p, q), kind="stable")
+    """Token ids from best to worst: q/p descending, p = 0 first, ties by token id.
+
+    An unstable sort is about twice as fast on a real vocabulary; where it leaves equal ratios next
+    to each other (ties, whose order it does not guarantee), a stable sort redoes it.
+    """
+    key = -_ratios(p, q)
+    order = np.argsort(key)
+    ordered = key[order]
+    if np.any(ordered[1:] == ordered[:-1]):
+        order = np.argsort(key, kind="stable")
+    return order
 
 
 def mass_above(p: np.ndarray, q: np.ndarray) -> np.ndarray:
