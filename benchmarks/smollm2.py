@@ -3,7 +3,7 @@
     python -m benchmarks.smollm2 [--prompts 4] [--new-tokens 48] [--L 4] [--K 4] [--json out.json]
 
 All figures come from one run, seeded, on held-out code (standard-library files the draft never saw,
-``toy_models.smollm2.corpus_files``).
+``toy_models.corpus.corpus_files``).
 
 1. **Acceptance.**  On ``--windows`` held-out windows of ``--window`` tokens, both models score every
    position; per position the single-token acceptance 1 − TV(p_T, q_T) = Σ_x min(p_T(x), q_T(x)) is
@@ -39,7 +39,7 @@ from core.verifier import get_verifier
 def heldout_windows(tokenizer, n: int, length: int, seed: int) -> list[list[int]]:
     """``n`` windows of ``length`` tokens from held-out files (a file drawn with probability ∝ its
     window starts, then a uniform start), seeded."""
-    from toy_models.smollm2 import corpus_files, read_texts
+    from toy_models.corpus import corpus_files, read_texts
 
     _, held = corpus_files()
     ids = [x for x in tokenizer(read_texts(held), add_special_tokens=False)["input_ids"] if len(x) > length]

@@ -21,24 +21,27 @@ class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse prints usage + message; keep it to one line
         raise CLIError(message)
 
 
-def _positive_int(name: str, upper: int):
+def int_range(name: str, lo: int, hi: int | None = None):
+    """An argparse type: an integer in [lo, hi] (no upper bound when hi is None)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if not 1 <= value <= upper:
-            raise argparse.ArgumentTypeError(f"{name} must be between 1 and {upper}, got {value}")
+        if value < lo or (hi is not None and value > hi):
+            bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
         return value
     return parse
 
 
-def _temperature(text: str) -> float:
+def temperature_arg(text: str) -> float:
+    """An argparse type: a finite temperature ≥ 0."""
     try:
         value = float(text)
     except ValueError:
@@ -53,16 +56,16 @@ def _add_models(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", metavar="Q.json", help="target model q (toy-model JSON file)")
     p.add_argument("--preset", help="a named toy configuration instead of --draft/--target "
                    "(binary-toy, several-drafts, gbv-lossless)")
-    p.add_argument("--K", type=_positive_int("K", MAX_K), required=True, help="number of drafts")
-    p.add_argument("--L", type=_positive_int("L", MAX_L), required=True, help="draft length")
-    p.add_argument("--temperature", type=_temperature, default=1.0,
+    p.add_argument("--K", type=int_range("K", 1, MAX_K), required=True, help="number of drafts")
+    p.add_argument("--L", type=int_range("L", 1, MAX_L), required=True, help="draft length")
+    p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m core", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="python -m core", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     exact = sub.add_parser("exact", help="exact law of the accepted length and fidelity error")
     _add_models(exact)
@@ -75,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     mc = sub.add_parser("montecarlo", help="seeded Monte Carlo run with confidence intervals")
     _add_models(mc)
     mc.add_argument("--method", required=True)
-    mc.add_argument("--n", type=_positive_int("n", 10_000_000), default=10_000)
+    mc.add_argument("--n", type=int_range("n", 1, 10_000_000), default=10_000)
     mc.add_argument("--seed", type=int, default=0)
 
     for name in ("decode", "bench"):

@@ -7,41 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Sequence
 
 
-class CLIError(Exception):
-    """A user error: printed as one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise CLIError(message)
-
-
-def _int_range(name: str, lo: int, hi: int | None = None):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if value < lo or (hi is not None and value > hi):
-            bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
-        return value
-    return parse
-
-
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"temperature must be a number, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"temperature must be a finite number ≥ 0, got {text}")
-    return value
+from .cli import CLIError, Parser, int_range, temperature_arg
 
 
 def _top_p(text: str) -> float:
@@ -70,27 +40,27 @@ def _add_pair(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="cuda, mps or cpu (default: the first available)")
     p.add_argument("--dtype", choices=["float32", "float64", "float16", "bfloat16"],
                    help="model dtype (default float32 on CPU)")
-    p.add_argument("--threads", type=_int_range("threads", 1, 256),
+    p.add_argument("--threads", type=int_range("threads", 1, 256),
                    help="torch CPU threads (default: torch's choice for decode, 1 for bench)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m core", description="the real speculative decoder")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="python -m core", description="the real speculative decoder")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     dec = sub.add_parser("decode", help="speculative decoding over a Hugging Face model pair")
     _add_pair(dec)
     dec.add_argument("--method", required=True, help="verification rule (sd, bv, spectr, ...)")
-    dec.add_argument("--K", type=_int_range("K", 1, 64), default=1, help="number of drafts")
-    dec.add_argument("--L", type=_int_range("L", 1, 32), default=4, help="draft length")
-    dec.add_argument("--temperature", type=_temperature, default=1.0)
-    dec.add_argument("--top-k", type=_int_range("top-k", 1), default=None)
+    dec.add_argument("--K", type=int_range("K", 1, 64), default=1, help="number of drafts")
+    dec.add_argument("--L", type=int_range("L", 1, 32), default=4, help="draft length")
+    dec.add_argument("--temperature", type=temperature_arg, default=1.0)
+    dec.add_argument("--top-k", type=int_range("top-k", 1), default=None)
     dec.add_argument("--top-p", type=_top_p, default=None)
     dec.add_argument("--seed", type=int, default=0)
-    dec.add_argument("--max-new-tokens", type=_int_range("max-new-tokens", 1), default=64)
+    dec.add_argument("--max-new-tokens", type=int_range("max-new-tokens", 1), default=64)
     dec.add_argument("--prompt", default="")
-    dec.add_argument("--num-samples", type=_int_range("num-samples", 1), default=None,
+    dec.add_argument("--num-samples", type=int_range("num-samples", 1), default=None,
                      help="also draw this many independent generations (sample j seeded (seed, j))")
     dec.add_argument("--trace", action="store_true", help="include the per-iteration traces")
     dec.add_argument("--no-cache", action="store_true",
@@ -100,11 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pair(bench)
     bench.add_argument("--methods", type=_list(str), default=None,
                        help="comma-separated methods (default: all but lp_optimal)")
-    bench.add_argument("--K", dest="Ks", type=_list(_int_range("K", 1, 64)), default=None)
-    bench.add_argument("--L", dest="Ls", type=_list(_int_range("L", 1, 32)), default=None)
-    bench.add_argument("--temperatures", type=_list(_temperature), default=None)
-    bench.add_argument("--max-new-tokens", type=_int_range("max-new-tokens", 1), default=None)
-    bench.add_argument("--prompts", type=_int_range("prompts", 1), default=None,
+    bench.add_argument("--K", dest="Ks", type=_list(int_range("K", 1, 64)), default=None)
+    bench.add_argument("--L", dest="Ls", type=_list(int_range("L", 1, 32)), default=None)
+    bench.add_argument("--temperatures", type=_list(temperature_arg), default=None)
+    bench.add_argument("--max-new-tokens", type=int_range("max-new-tokens", 1), default=None)
+    bench.add_argument("--prompts", type=int_range("prompts", 1), default=None,
                        help="how many of the built-in prompts to use")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sysconfig
-import zlib
 from pathlib import Path
 
 import torch
@@ -287,24 +285,3 @@ def load_smollm2_pair(device: str | torch.device | None = None,
 # The corpus (the standard library's .py files), shared by training and the benchmark
 # ---------------------------------------------------------------------------------------------
 
-def corpus_files(root: str | None = None) -> tuple[list[Path], list[Path]]:
-    """The standard library's .py files, sorted, split (train, held-out) by crc32(relative path) % 50
-    (the same rule as ``toy_models/train_pair.py``)."""
-    root = Path(root or sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts
-                   and "dist-packages" not in p.parts)
-    train, held = [], []
-    for p in files:
-        (held if zlib.crc32(str(p.relative_to(root)).encode()) % 50 == 0 else train).append(p)
-    return train, held
-
-
-def read_texts(files: list[Path]) -> list[str]:
-    """File contents (UTF-8), skipping unreadable files."""
-    out = []
-    for p in files:
-        try:
-            out.append(p.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, OSError):
-            continue
-    return out

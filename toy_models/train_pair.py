@@ -36,10 +36,11 @@ import math
 import sys
 import sysconfig
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
+
+from toy_models.corpus import corpus_files, read_texts
 
 EOT = "<|endoftext|>"
 
@@ -47,29 +48,6 @@ DRAFT_CONFIG = dict(hidden_size=128, num_hidden_layers=1, num_attention_heads=4,
                     num_key_value_heads=4, intermediate_size=384)
 TARGET_CONFIG = dict(hidden_size=256, num_hidden_layers=8, num_attention_heads=4,
                      num_key_value_heads=4, intermediate_size=704)
-
-
-def corpus_files(root: str | None = None) -> tuple[list[Path], list[Path]]:
-    """The standard library's .py files, sorted, split (train, validation) by a crc32 of the path."""
-    root = Path(root or sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts
-                   and "dist-packages" not in p.parts)
-    if not files:
-        raise SystemExit(f"no .py files under {root}: cannot build the corpus")
-    train, val = [], []
-    for p in files:
-        (val if zlib.crc32(str(p.relative_to(root)).encode()) % 50 == 0 else train).append(p)
-    return train, val
-
-
-def read_texts(files: list[Path]) -> list[str]:
-    out = []
-    for p in files:
-        try:
-            out.append(p.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, OSError):
-            continue
-    return out
 
 
 def train_tokenizer(texts: list[str], vocab_size: int, out_dir: Path):

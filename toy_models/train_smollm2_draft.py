@@ -54,8 +54,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from toy_models.smollm2 import (DRAFT_DIR, build_draft, corpus_files, load_target, read_texts,
-                                save_draft)
+from toy_models.corpus import corpus_files, read_texts
+from toy_models.smollm2 import DRAFT_DIR, build_draft, load_target, save_draft
 
 CKPT = DRAFT_DIR / "checkpoints"
 
