@@ -44,7 +44,7 @@ class ExactResult:
     output_law: dict[Node, float]       # P(O = u) for every output u = s·y with positive mass
     completed: np.ndarray               # P̃ on Ω^(L+1), shape (V,)*(L+1)
     target: np.ndarray                  # q on Ω^(L+1), same shape
-    outcomes: int                       # draft outcomes enumerated
+    outcomes: int                       # draft outcomes enumerated, or states of a model-level programme
 
     @property
     def expected_accepted(self) -> float:
