@@ -10,14 +10,13 @@ conditionals are p*(x|u) = P*(u·x)/P*(u).  BV then runs on the selected path wi
 """
 from __future__ import annotations
 
-import itertools
-from collections import defaultdict
 from typing import Callable
 
 import numpy as np
 
-from .block import block_law, block_verify
+from .block import block_output_levels, block_verify
 from .coins import Coins
+from .levels import law_from_levels, level_conditionals, node_recursion_cost
 from .trace import Outcome, Trace
 from .tree import DraftBlock, Node
 from .verifier import Verifier, register
@@ -44,10 +43,16 @@ def rank_order(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def mass_above(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """For each token x, Σ_(t ranked above x) p(t)."""
-    order = rank_order(p, q)
+    """For each token x, Σ_(t ranked above x) p(t); row by row for 2-D arrays (one node per row)."""
+    if p.ndim == 1:
+        order = rank_order(p, q)
+    else:                            # a stable sort of −q/p ranks ties by token id
+        order = np.argsort(-_ratios(p, q), axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1)
     above = np.empty_like(p)
-    above[order] = np.concatenate(([0.0], np.cumsum(p[order])[:-1]))
+    before = np.cumsum(ranked, axis=-1)[..., :-1]
+    np.put_along_axis(above, order, np.concatenate([np.zeros_like(ranked[..., :1]), before], axis=-1),
+                      axis=-1)
     return above
 
 
@@ -75,6 +80,11 @@ def select_best(block: DraftBlock) -> int:
     return best
 
 
+def selected_mass(F, p_u, K: int):
+    """P*(u) = F(u)^K − (F(u) − p(u))^K: the chance that the best of K i.i.d. drafts extends u."""
+    return F ** K - np.maximum(F - p_u, 0.0) ** K
+
+
 def best_of_k_conditionals(p_cond: Callable[[Node], np.ndarray], q_cond: Callable[[Node], np.ndarray],
                            path: Node, K: int) -> list[np.ndarray]:
     """p*(·|u) for u = path_<i, i = 0..|path|−1: the law of the best of K i.i.d. drafts."""
@@ -85,12 +95,28 @@ def best_of_k_conditionals(p_cond: Callable[[Node], np.ndarray], q_cond: Callabl
         p, q = p_cond(u), q_cond(u)
         F_child = F - p_u * mass_above(p, q)        # F(u·x) for every x
         p_child = p_u * p                           # p(u·x)
-        P_u = F ** K - max(F - p_u, 0.0) ** K
-        P_child = F_child ** K - np.maximum(F_child - p_child, 0.0) ** K
-        rows.append(P_child / P_u if P_u > 0 else p)
+        P_u = selected_mass(F, p_u, K)
+        rows.append(selected_mass(F_child, p_child, K) / P_u if P_u > 0 else p)
         t = path[i]
         F, p_u = float(F_child[t]), float(p_child[t])
     return rows
+
+
+def best_of_k_levels(p_levels: list[np.ndarray], q_levels: list[np.ndarray], K: int
+                     ) -> list[np.ndarray]:
+    """p*(·|u) at every node of depths 0..len(p_levels)−1 (``core.levels`` order), by the same
+    formulas as ``best_of_k_conditionals``, one depth at a time."""
+    out = []
+    F, p_u = np.ones(1), np.ones(1)
+    for p, q in zip(p_levels, q_levels):
+        F_child = F[:, None] - p_u[:, None] * mass_above(p, q)
+        p_child = p_u[:, None] * p
+        P_u = selected_mass(F, p_u, K)
+        ok = P_u > 0
+        out.append(np.where(ok[:, None], selected_mass(F_child, p_child, K)
+                            / np.where(ok, P_u, 1.0)[:, None], p))
+        F, p_u = F_child.ravel(), p_child.ravel()
+    return out
 
 
 @register
@@ -114,26 +140,15 @@ class BestOfKBV(Verifier):
         return Outcome(x[:tau], k if tau else -1, dist, trace)
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
-        """Exact output law on toy models from the selected path's law: Σ_x P*(x)·BV(x; p*, q).
+        """Exact output law on toy models: BV's node recursion (``block_output_levels``) with the
+        selected path's law p* as the draft law.
 
         This rests on the derivation that the best of K i.i.d. drafts has law P*; the tests check
-        it against plain enumeration of draft multisets.  Returns the law and the paths visited.
+        it against plain enumeration of draft multisets.  Returns the law and the number of nodes.
         """
-        law: dict[Node, float] = defaultdict(float)
-        paths = 0
-        for x in itertools.product(range(draft.V), repeat=L):
-            p_rows = best_of_k_conditionals(draft.cond, target.cond, x, K)
-            weight = float(np.prod([row[t] for row, t in zip(p_rows, x)]))
-            if weight <= 0.0:
-                continue
-            paths += 1
-            q_rows = [target.cond(x[:i]) for i in range(L + 1)]
-            for tau, prob, dist in block_law(x, p_rows, q_rows):
-                for y in np.flatnonzero(dist > 0):
-                    law[x[:tau] + (int(y),)] += weight * prob * float(dist[y])
-        return dict(law), paths
+        q_levels = level_conditionals(target, L)
+        p_star = best_of_k_levels(level_conditionals(draft, L - 1), q_levels[:L], K)
+        law = law_from_levels(block_output_levels(p_star, q_levels), draft.V)
+        return law, sum(draft.V ** d for d in range(L + 1))
 
-    @staticmethod
-    def model_law_cost(V: int, K: int, L: int) -> float:
-        """Seconds, roughly: one BV law per path of Ω^L."""
-        return 2e-4 * V ** L
+    model_law_cost = staticmethod(node_recursion_cost)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .coins import Coins
 from .distributions import positive_part, residual
+from .levels import law_from_levels, level_conditionals, node_recursion_cost
 from .trace import Outcome, Trace
 from .tree import DraftBlock, Node
 from .verifier import Verifier, register
@@ -92,6 +93,50 @@ def block_law(tokens: Sequence[int], p_rows: Sequence[np.ndarray], q_rows: Seque
     return out
 
 
+def block_output_levels(p_levels: Sequence[np.ndarray], q_levels: Sequence[np.ndarray]
+                        ) -> list[np.ndarray]:
+    """BV's exact output law when its one path is drawn from the conditionals ``p_levels``.
+
+    ``p_levels[d]``/``q_levels[d]`` (shape (V^d, V), ``core.levels`` order) are the draft and
+    target conditionals at every node of depth d, for d = 0..L−1 and d = 0..L.  Returns E[d],
+    d = 0..L+1, with E[d][u] = P(O = u) (E[0] = 0).
+
+    Every quantity of ``block_quantities`` depends on the path only through a prefix, so it is a
+    node quantity: w(u·x) = min(1, w(u)·q(x|u)/p(x|u)), A(u) = Σ_x (w(u)·q(x|u) − p(x|u))₊, and
+    h(u) = A(u)/(A(u) + 1 − w(u)) for 1 ≤ |u| < L, h(u) = w(u) at |u| = L, h(∅) = 1.  With
+    independent coins from L down, τ-node = u needs the coin at u to pass and every deeper coin on
+    the path to fail, so P(τ-node = u) = p(u)·h(u)·S(u), where S(u) = E[Π_(j>|u|)(1 − h(x_≤j)) | u]
+    satisfies S(u) = Σ_x p(x|u)·(1 − h(u·x))·S(u·x), S = 1 at depth L.  Then P(O = u·y) =
+    P(τ-node = u)·e(y|u) with e = ``extra_distribution``: O(V·nodes) instead of one law per path.
+    """
+    L = len(p_levels)
+    V = p_levels[0].shape[1]
+    w, joint = [np.ones(1)], [np.ones(1)]
+    for d in range(L):
+        p, q = p_levels[d], q_levels[d]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(p > 0, w[d][:, None] * q / np.where(p > 0, p, 1.0), np.inf)
+        w.append(np.where(p > 0, np.minimum(1.0, ratio), 1.0).ravel())
+        joint.append((joint[d][:, None] * p).ravel())
+    weighted = [w[d][:, None] * q_levels[d] for d in range(L)]          # w(u)·q(·|u)
+    h = [np.ones(1)]
+    for d in range(1, L):
+        A = positive_part(weighted[d] - p_levels[d]).sum(axis=1)
+        denom = A + 1.0 - w[d]
+        h.append(np.where(denom <= 0.0, 1.0, A / np.where(denom <= 0.0, 1.0, denom)))
+    h.append(w[L])
+    h = [np.clip(x, 0.0, 1.0) for x in h]
+    survive = np.ones(V ** L)
+    emitted = [np.zeros(V ** d) for d in range(L + 2)]
+    for d in range(L, -1, -1):
+        stop = joint[d] * h[d] * survive                                # P(τ-node = u), |u| = d
+        extra = q_levels[L] if d == L else residual(weighted[d] - p_levels[d], q_levels[d])
+        emitted[d + 1] = (stop[:, None] * extra).ravel()
+        if d:
+            survive = (p_levels[d - 1] * ((1.0 - h[d]) * survive).reshape(-1, V)).sum(axis=1)
+    return emitted
+
+
 def _path_rows(block: DraftBlock, k: int):
     x = block.draft(k)
     nodes = [x[:i] for i in range(block.L + 1)]
@@ -115,3 +160,13 @@ class BV(Verifier):
         """E[τ | x] = Σ_i i·h_i·Π_(j>i)(1 − h_j)."""
         x, _, p_rows, q_rows = _path_rows(block, 0)
         return sum(tau * prob for tau, prob, _ in block_law(x, p_rows, q_rows))
+
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """Exact output law on toy models by the node recursion of ``block_output_levels``; the
+        tests check it against the coin-by-coin law of every path.  Returns the law and the
+        number of nodes."""
+        p_levels = level_conditionals(draft, L - 1)
+        law = law_from_levels(block_output_levels(p_levels, level_conditionals(target, L)), draft.V)
+        return law, sum(draft.V ** d for d in range(L + 1))
+
+    model_law_cost = staticmethod(node_recursion_cost)

@@ -34,6 +34,21 @@ with one set share one block with probability Σ P(m), and each takes the set's 
 linearly dependent (Σ set rows + Σ balance rows = Σ node rows = total mass) and is dropped, so
 rounding in Σ P(m) vs Σ q cannot make the system inconsistent.
 
+(iv) At K = 1 the per-path columns collapse to one column per node.  The verifier's stopping
+masses R(s) = Σ_x r(x, s) are realizable by some per-path plan r(x, s) ≥ 0 (s ⪯ x,
+Σ_s r(x, s) = p(x)) iff W(u) = Σ_(s⪰u) R(s) ≤ p(u) for every node u: it is a transportation
+from leaves x to the nodes on their path, and since the nodes a demand set can draw from form a
+laminar family (subtrees), Hall's condition reduces to one inequality per subtree.  As the node
+rows give R(s) = W(s) − Σ_y W(s·y) = Σ_y a(s·y), the K = 1 LP is
+
+    maximize Σ_(1≤|u|≤L) W(u)   s.t.   W(s·y) − q(y|s)·W(s) ≤ 0  (W(∅) = 1),   0 ≤ W(u) ≤ p(u),
+
+with a(s·y) = q(y|s)·W(s) − W(s·y) ≥ 0 as the slack.  Its solution is spread back over paths
+bottom-up (each node takes R(s) from the leaves below it in proportion to what they have left,
+which Hall's condition makes sufficient), giving the same plan format as K ≥ 2.  The LP is still
+solved by HiGHS, not by BV's recursion; the tests check it against the per-path form
+(``general=True``) and against BV's exact law, independently.
+
 **Acausal coupling bound** (``acausal_bound``).  ρ(m, z) ≥ 0, z ∈ Ω^L, with marginals P(m) and
 q(z); maximize E[max_k LCP(x^(k), z)] (LCP = length of the longest common prefix).  A
 transportation problem; an upper bound that no verifier attains in general (12/9 on the binary toy).
@@ -70,6 +85,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from .levels import level_conditionals, level_joints, node_tuple
 from .tree import Node
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``; no runtime import needed
@@ -117,10 +133,12 @@ class LPSize(NamedTuple):
     multisets × nodes.
 
     multisets: C(V^L + K − 1, K); per: nodes of one draft tree, min(1 + K·L, Σ_(d≤L) V^d)
-    (kind 'optimal', also the tree form of the acausal LP) or target paths V^L (kind 'acausal',
-    the transportation form).  'optimal': columns = multisets × per + 2·Σ_(d=1..L) V^d (r, then
-    a and W/E), rows = multisets + Σ_(d=0..L−1) V^d + Σ_(d=1..L) V^d.  'acausal': columns =
-    multisets × V^L, rows = multisets + V^L.  work = columns × rows."""
+    (kinds 'optimal' and 'tree', the tree form of the acausal LP) or target paths V^L (kind
+    'acausal', the transportation form).  'tree', and 'optimal' at K ≥ 2: columns = multisets ×
+    per + 2·Σ_(d=1..L) V^d (r, then a and W/E), rows = multisets + Σ_(d=0..L−1) V^d +
+    Σ_(d=1..L) V^d.  'optimal' at K = 1 (node form, module docstring (iv)): columns = rows =
+    Σ_(d=1..L) V^d.  'acausal': columns = multisets × V^L, rows = multisets + V^L.  work =
+    columns × rows; size (the plan's entries, built in every form) = multisets × per."""
 
     size: int
     multisets: int
@@ -133,15 +151,18 @@ class LPSize(NamedTuple):
 def lp_size(V: int, K: int, L: int, kind: str = "optimal") -> LPSize:
     """The ``LPSize`` of the optimal LP (kind 'optimal') or the transportation LP ('acausal')."""
     M = num_multisets(V, K, L)
-    if kind == "optimal":
+    if kind in ("optimal", "tree"):
         nodes = sum(V ** d for d in range(1, L + 1))             # nodes of depth 1..L
         per = min(1 + K * L, 1 + nodes)
-        columns, rows = M * per + 2 * nodes, M + (1 + nodes - V ** L) + nodes
+        if kind == "optimal" and K == 1:
+            columns, rows = nodes, nodes
+        else:
+            columns, rows = M * per + 2 * nodes, M + (1 + nodes - V ** L) + nodes
     elif kind == "acausal":
         per = V ** L
         columns, rows = M * per, M + per
     else:
-        raise ValueError(f"unknown LP kind {kind!r}; expected 'optimal' or 'acausal'")
+        raise ValueError(f"unknown LP kind {kind!r}; expected 'optimal', 'tree' or 'acausal'")
     return LPSize(M * per, M, per, columns, rows, columns * rows)
 
 
@@ -151,7 +172,7 @@ def check_size(V: int, K: int, L: int, limit: int = SIZE_LIMIT, kind: str = "opt
     ``limit`` or its work (columns × rows) exceeds ``work_limit``."""
     sz = lp_size(V, K, L, kind)
     if sz.size > limit or sz.work > work_limit:
-        what = "tree nodes" if kind == "optimal" else "target paths"
+        what = "target paths" if kind == "acausal" else "tree nodes"
         raise BoundsTooLarge(
             f"the {kind} LP for V={V}, K={K}, L={L} is too large to solve quickly: size "
             f"{sz.size:,} ({sz.multisets:,} draft multisets × {sz.per:,} {what}, limit {limit:,}) "
@@ -185,33 +206,6 @@ def _validate(draft: ToyModel, target: ToyModel, K: int, L: int) -> int:
 # ---------------------------------------------------------------------------------------------
 # Enumeration helpers (levels are in lexicographic order: index i of depth d ↔ base-V digits)
 # ---------------------------------------------------------------------------------------------
-
-def node_tuple(depth: int, index: int, V: int) -> Node:
-    """The node of depth ``depth`` with lexicographic index ``index`` (base-V digits)."""
-    digits = []
-    for _ in range(depth):
-        index, r = divmod(index, V)
-        digits.append(int(r))
-    return tuple(reversed(digits))
-
-
-def level_conditionals(model: ToyModel, depth: int) -> list[np.ndarray]:
-    """C[d] (d = 0..depth), shape (V^d, V): row i is model.cond(node i of depth d)."""
-    V = model.V
-    out = []
-    for d in range(depth + 1):
-        out.append(np.stack([np.asarray(model.cond(u), dtype=np.float64)
-                             for u in itertools.product(range(V), repeat=d)]))
-    return out
-
-
-def level_joints(conds: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """J[d] (d = 0..len(conds)), shape (V^d,): J[0] = [1], J[d+1] = (J[d] ⊗ C[d]) flattened."""
-    out = [np.ones(1)]
-    for c in conds:
-        out.append((out[-1][:, None] * c).reshape(-1))
-    return out
-
 
 def enumerate_multisets(N: int, K: int) -> np.ndarray:
     """All multisets of K items from range(N), as sorted rows of an (M, K) int64 array."""
@@ -432,8 +426,12 @@ def _drop_last_row(rows, cols, vals, b, n_cols):
 
 
 def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
-               limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT) -> OptimalPlan:
+               limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT,
+               general: bool = False) -> OptimalPlan:
     """Solve the optimal valid-verifier LP (module docstring, spec §6) and return its plan.
+
+    At K = 1 the node form (module docstring (iv)) is solved unless ``general`` is true, in which
+    case the per-path form below is solved as for K ≥ 2 (same optimum; the tests compare them).
 
     Implemented form (exact, see the module docstring): r(m, s) = Σ_y π(m, s, y) for every node s
     of tree(m); a(s·y) = P(O = s·y) for |s| < L, tied by the balance rows Σ_y a(s·y) = Σ_m r(m, s);
@@ -442,10 +440,28 @@ def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
     The plan is π(m, s, y)/P(m) = r(m, s)/P(m) · a(s·y)/Σ_y' a(s·y') (bonus: · q(y|s)).
     """
     V = _validate(draft, target, K, L)
-    check_size(V, K, L, limit, "optimal", work_limit=work_limit)
+    node_form = K == 1 and not general
+    check_size(V, K, L, limit, "optimal" if node_form else "tree", work_limit=work_limit)
     q_cond = level_conditionals(target, L)                          # depths 0..L
     blk = _blocks(draft, V, K, L)
     lay = _layout(blk.sets, V, L)
+    solve = _single_draft_lp if node_form else _multi_draft_lp
+    sol, status, message, n_cols, n_rows = solve(draft, q_cond, blk, lay)
+    paths = [node_tuple(L, i, V) for i in range(V ** L)]
+    multisets = tuple(tuple(paths[i] for i in row) for row in blk.multisets)
+    if sol is None:
+        return OptimalPlan(float("nan"), V, K, L, multisets, blk.pm_all,
+                           tuple({} for _ in multisets), status, message, n_cols, n_rows)
+    value, set_plans = _extract_plans(sol, blk.pm, lay, q_cond)
+    plans = tuple(set_plans[g] for g in blk.group)
+    return OptimalPlan(value, V, K, L, multisets, blk.pm_all, plans, status, message,
+                       n_cols, n_rows)
+
+
+def _multi_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
+    """The per-multiset form (``optimal_lp``'s docstring): (solution in the layout's column order,
+    or None; status; message; columns; rows).  ``draft`` enters through ``blk`` only."""
+    V, L = lay.V, lay.L
     rows, cols, vals = lay.entering()
 
     # W columns for nodes u with 1 ≤ |u| < L: +1 in node(u), −q(y|u) in node(u·y) for every y.
@@ -467,16 +483,60 @@ def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
     c[:lay.n_r] = -lay.r_depth
 
     res = _solve(c, A, b, (0, None))
-    paths = [node_tuple(L, i, V) for i in range(V ** L)]
-    multisets = tuple(tuple(paths[x] for x in row) for row in blk.multisets)
+    x = res.x if res.status == 0 and res.x is not None else None
+    return x, int(res.status), str(res.message), n_cols, b.size
+
+
+def _single_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
+    """The K = 1 node form (module docstring (iv)), returned in the per-path layout's columns.
+
+    Columns W(u), 1 ≤ |u| ≤ L, in global-id order (gid − 1).  Rows: W(s·y) − q(y|s)·W(s) ≤ 0 for
+    |s| ≥ 1 and W(y) ≤ q(y) at the root; bounds 0 ≤ W(u) ≤ p(u).  The solver's W is then made
+    exactly feasible (clipped top-down into [0, min(p(u), q(y|s)·W(s))], a change within the
+    solver's tolerance) so that every stopping mass and every extra-token mass is ≥ 0, and spread
+    over paths bottom-up."""
+    V, L, off = lay.V, lay.L, lay.off
+    n = int(off[L + 1]) - 1
+    p_joint = level_joints(level_conditionals(draft, L - 1))           # depths 0..L
+    cap = np.concatenate(p_joint[1:])
+    c_depth, c_idx = _nodes(V, 2, L)                                  # children with a W parent
+    child = off[c_depth] + c_idx - 1
+    parent = off[c_depth - 1] + c_idx // V - 1
+    q_edge = np.concatenate([q_cond[d].ravel() for d in range(1, L)] + [np.zeros(0)])
+    m = child.size
+    A = sp.csr_matrix((np.concatenate([np.ones(m), -q_edge]),
+                       (np.concatenate([np.arange(m), np.arange(m)]),
+                        np.concatenate([child, parent]))), shape=(m, n))
+    # root children: W(y) ≤ q(y) is a bound, not a row
+    upper = cap.copy()
+    upper[:V] = np.minimum(upper[:V], q_cond[0][0])
+    res = linprog(-np.ones(n), A_ub=A if m else None, b_ub=np.zeros(m) if m else None,
+                  bounds=np.stack([np.zeros(n), upper], 1), method="highs", options=_HIGHS_OPTIONS)
     if res.status != 0 or res.x is None:
-        return OptimalPlan(float("nan"), V, K, L, multisets, blk.pm_all,
-                           tuple({} for _ in multisets), int(res.status), str(res.message),
-                           n_cols, b.size)
-    value, set_plans = _extract_plans(res.x, blk.pm, lay, q_cond)
-    plans = tuple(set_plans[g] for g in blk.group)
-    return OptimalPlan(value, V, K, L, multisets, blk.pm_all, plans, int(res.status),
-                       str(res.message), n_cols, b.size)
+        return None, int(res.status), str(res.message), n, m
+    w_levels = [np.ones(1)]
+    for d in range(1, L + 1):
+        w = res.x[off[d] - 1:off[d + 1] - 1]
+        bound = (w_levels[-1][:, None] * q_cond[d - 1]).ravel()
+        w_levels.append(np.clip(w, 0.0, np.minimum(p_joint[d], bound)))
+    # Stopping masses R(s) = W(s) − Σ_y W(s·y) (= W(s) at depth L) and extra-token masses
+    # a(s·y) = q(y|s)·W(s) − W(s·y), both ≥ 0 after the clipping.
+    stop = [w_levels[d] - (w_levels[d + 1].reshape(-1, V).sum(1) if d < L else 0.0)
+            for d in range(L + 1)]
+    a = np.concatenate([((w_levels[d][:, None] * q_cond[d]).ravel() - w_levels[d + 1])
+                        for d in range(L)])
+    # Spread R over paths, deepest nodes first: node s takes R(s) from the leaves below it in
+    # proportion to their remaining mass (enough, as W(s) ≤ p(s)).
+    rem = p_joint[L].copy()
+    per_depth = np.zeros((L + 1, rem.size))
+    for d in range(L, -1, -1):
+        left = rem.reshape(V ** d, -1).sum(1)
+        ratio = np.divide(stop[d], left, out=np.zeros_like(left), where=left > 0)
+        per_depth[d] = rem * np.repeat(np.clip(ratio, 0.0, 1.0), V ** (L - d))
+        rem = rem - per_depth[d]
+    # r columns of the per-path layout: set m is the single path blk.sets[m, 0]
+    r = per_depth[lay.r_depth, blk.sets[lay.r_m, 0]]
+    return np.concatenate([r, np.clip(a, 0.0, None)]), 0, str(res.message), n, m
 
 
 def _extract_plans(x, pm, lay: _Layout, q_cond) -> tuple[float, tuple[dict, ...]]:
@@ -557,7 +617,7 @@ def acausal_bound(draft: ToyModel, target: ToyModel, K: int, L: int, *,
         return _acausal_transport(draft, target, V, K, L, limit, work_limit)
     if method != "tree":
         raise ValueError(f"unknown method {method!r}; expected 'tree' or 'transport'")
-    check_size(V, K, L, limit, "optimal", work_limit=work_limit)
+    check_size(V, K, L, limit, "tree", work_limit=work_limit)
     blk = _blocks(draft, V, K, L)
     q_joint = level_joints(level_conditionals(target, L - 1))          # depths 0..L
     lay = _layout(blk.sets, V, L)

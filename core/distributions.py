@@ -18,13 +18,15 @@ def acceptance_ratio(q: float, p: float) -> float:
 
 
 def residual(weights: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """normalize((weights)₊), or ``fallback`` when no positive mass is left.
+    """normalize((weights)₊) along the last axis, or ``fallback`` (row by row) when no positive mass
+    is left.
 
     The fallback is reached only on probability-zero branches (e.g. q = p at a node whose residual
     is never drawn) or through rounding, where any distribution keeps the law intact.
     """
     pos = positive_part(weights)
-    total = float(pos.sum())
-    if not total > 1e-300:
-        return fallback
-    return pos / total
+    if pos.ndim == 1:
+        total = float(pos.sum())
+        return pos / total if total > 1e-300 else fallback
+    total = pos.sum(axis=-1, keepdims=True)
+    return np.where(total > 1e-300, pos / np.where(total > 1e-300, total, 1.0), fallback)

@@ -6,6 +6,10 @@ first path for single-draft rules; multisets with multinomial weights for rules 
 the drafts only as a multiset), and the rule's exact conditional law given the drafts comes from
 ``Verifier.law`` (every internal coin enumerated).  All float64.
 
+Every rule also has a model-level programme (``model_output_law``: a recursion over nodes, alive
+drafts or loop states, see each rule) that gives the same law without visiting Ω^(K·L); it is used
+by default and ``recursion=False`` forces the plain enumeration the tests compare it with.
+
 Losslessness (spec §2, (V)): the completed law
     P̃(z) = Σ_(j=1..L+1) P(O = z_1..z_j)·q(z_(j+1)..z_(L+1) | z_1..z_j),  z ∈ Ω^(L+1),
 must equal q(z); the fidelity error is TV(P̃, q) = ½ Σ_z |P̃(z) − q(z)|.
@@ -16,13 +20,13 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Iterator
 
 import numpy as np
 
 from toy_models import ToyModel
 
+from .levels import level_conditionals
 from .tree import DraftBlock, Node
 from .verifier import Verifier, get_verifier
 
@@ -44,7 +48,7 @@ class ExactResult:
     output_law: dict[Node, float]       # P(O = u) for every output u = s·y with positive mass
     completed: np.ndarray               # P̃ on Ω^(L+1), shape (V,)*(L+1)
     target: np.ndarray                  # q on Ω^(L+1), same shape
-    outcomes: int                       # draft outcomes enumerated, or states of a model-level programme
+    outcomes: int                       # draft outcomes enumerated, or nodes/states of a model-level programme
 
     @property
     def expected_accepted(self) -> float:
@@ -106,36 +110,39 @@ def draft_outcomes(draft: ToyModel, K: int, L: int, verifier: Verifier
             yield w, (x,)
     elif verifier.order_invariant:
         for combo in itertools.combinations_with_replacement(range(len(paths)), K):
-            counts = np.bincount(combo)
-            coeff = math.factorial(K) / math.prod(math.factorial(int(c)) for c in counts)
+            # combo is sorted, so equal paths are adjacent: multinomial K!/Π_x c_x!
+            coeff = math.factorial(K) / math.prod(math.factorial(len(list(run)))
+                                                  for _, run in itertools.groupby(combo))
             yield coeff * math.prod(paths[i][1] for i in combo), tuple(paths[i][0] for i in combo)
     else:
         for combo in itertools.product(paths, repeat=K):
             yield math.prod(w for _, w in combo), tuple(x for x, _ in combo)
 
 
-def completion_tensor(target: ToyModel, L: int) -> Callable[[Node], np.ndarray]:
-    """u ↦ the array of q(v | u) over v ∈ Ω^(L+1−|u|), shape (V,)*(L+1−|u|) (memoised)."""
-    depth = L + 1
-
-    @lru_cache(maxsize=None)
-    def tensor(u: Node) -> np.ndarray:
-        rest = depth - len(u)
-        if rest == 0:
-            return np.ones(())
-        cond = target.cond(u)
-        return np.stack([cond[x] * tensor(u + (x,)) for x in range(target.V)])
-
-    return tensor
-
-
 def completed_law(output_law: dict[Node, float], target: ToyModel, L: int) -> tuple[np.ndarray, np.ndarray]:
-    """(P̃, q) on Ω^(L+1) for an output law {u: P(O = u)}."""
-    tensor = completion_tensor(target, L)
-    completed = np.zeros((target.V,) * (L + 1))
+    """(P̃, q) on Ω^(L+1) for an output law {u: P(O = u)}, both of shape (V,)*(L+1).
+
+    Level by level (``core.levels`` order): the mass G_d at the depth-d prefixes obeys
+    G_1 = P(O = u), |u| = 1, and G_(d+1)(u·x) = G_d(u)·q(x|u) + P(O = u·x), so G_(L+1) = P̃; with no
+    output mass the same recursion from G_0 = 1 gives q."""
+    V = target.V
+    conds = level_conditionals(target, L)                        # depths 0..L, shape (V^d, V)
+    emitted = [np.zeros(V ** d) for d in range(L + 2)]
+    nodes: list[list[Node]] = [[] for _ in range(L + 2)]
+    masses: list[list[float]] = [[] for _ in range(L + 2)]
     for u, prob in output_law.items():
-        completed[u] += prob * tensor(u)
-    return completed, tensor(())
+        nodes[len(u)].append(u)
+        masses[len(u)].append(prob)
+    for d in range(1, L + 2):
+        if nodes[d]:
+            index = np.asarray(nodes[d], dtype=np.int64) @ V ** np.arange(d - 1, -1, -1)
+            np.add.at(emitted[d], index, masses[d])
+    completed, q = emitted[0], np.ones(1)
+    for d in range(L + 1):
+        completed = (completed[:, None] * conds[d]).ravel() + emitted[d + 1]
+        q = (q[:, None] * conds[d]).ravel()
+    shape = (V,) * (L + 1)
+    return completed.reshape(shape), q.reshape(shape)
 
 
 def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bounds import OptimalPlan, optimal_lp
+from .bounds import OptimalPlan, lp_size, optimal_lp
 from .coins import Coins
 from .trace import Outcome, Trace
-from .tree import DraftBlock
+from .tree import DraftBlock, Node
 from .verifier import Verifier, VerifierError, register
 
 
@@ -67,3 +67,18 @@ class LPOptimal(Verifier):
         residual = np.zeros(plan.V)
         residual[y] = 1.0
         return Outcome(s, first, residual, trace)
+
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """P(O = u) = Σ_m P(m)·plan_m(u) read off the plan (``OptimalPlan.output_law``): ``run``
+        draws (s, y) from plan_m with one categorical coin, so this is its law; the tests check it
+        against the coin-by-coin law of every multiset.  Returns the law and the multisets."""
+        plan = self.plan
+        if (K, L, draft.V) != (plan.K, plan.L, plan.V):
+            raise VerifierError(f"K={K}, L={L}, V={draft.V} do not match the plan's "
+                                f"K={plan.K}, L={plan.L}, V={plan.V}")
+        return plan.output_law(), len(plan.multisets)
+
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: one dict update per plan entry (multisets × tree nodes × V)."""
+        return 5e-7 * V * lp_size(V, K, L, "optimal").size + 1e-3

@@ -103,5 +103,7 @@ class RBV(Verifier):
 
     @staticmethod
     def model_law_cost(V: int, K: int, L: int) -> float:
-        """Seconds, roughly: K rounds of states (at most a few per node) × V^L continuations."""
-        return 3e-6 * K * V ** L * sum(V ** d for d in range(L + 1))
+        """Seconds, roughly: a state at node s meets V^(L−|s|) continuations, so the first round
+        (one state, the root) meets V^L and each later one at most a few states per node, i.e. a
+        few × (L + 1)·V^L; each continuation costs one BV law, about 1.5e-5·(L + 1) s."""
+        return 1.5e-5 * (L + 1) * V ** L * (1 + 3 * (K - 1) * (L + 1))

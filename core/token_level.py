@@ -6,10 +6,13 @@ E[τ | x] = Σ_i Π_(j≤i) min(1, q(x_j|x_<j)/p(x_j|x_<j)).  Uses draft 1 only,
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .coins import Coins
 from .distributions import acceptance_ratio, residual
+from .levels import law_from_levels, level_conditionals, node_recursion_cost
 from .trace import Outcome, Trace
-from .tree import DraftBlock
+from .tree import DraftBlock, Node
 from .verifier import Verifier, register
 
 
@@ -42,3 +45,24 @@ class SD(Verifier):
             survive *= ratio
             total += survive
         return total
+
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """Exact output law on toy models by a recursion over nodes (the tests check it against
+        the coin-by-coin law of every path).  With r(u·x) = min(1, q(x|u)/p(x|u)) as in ``run``,
+        the walk reaches u·x with R(u·x) = R(u)·p(x|u)·r(u·x) (R(∅) = 1) and stops at u with
+        R(u)·Σ_x p(x|u)·(1 − r(u·x)), drawing the extra token from (q − p)₊ normalized; at depth L
+        it draws the bonus from q(·|u).  Returns the law and the number of nodes."""
+        p_levels, q_levels = level_conditionals(draft, L - 1), level_conditionals(target, L)
+        reach = np.ones(1)
+        emitted = [np.zeros(1)]
+        for d in range(L):
+            p, q = p_levels[d], q_levels[d]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(p > 0, np.minimum(1.0, q / np.where(p > 0, p, 1.0)), 1.0)
+            stop = reach * (p * (1.0 - r)).sum(axis=1)
+            emitted.append((stop[:, None] * residual(q - p, q)).ravel())
+            reach = (reach[:, None] * p * r).ravel()
+        emitted.append((reach[:, None] * q_levels[L]).ravel())
+        return law_from_levels(emitted, draft.V), sum(draft.V ** d for d in range(L + 1))
+
+    model_law_cost = staticmethod(node_recursion_cost)

@@ -146,10 +146,30 @@ def test_binary_toy_claimed_cic_and_greedy_in_fractions():
 
 @pytest.mark.parametrize("kind,V,L,seed", RANDOM)
 def test_optimal_lp_at_k1_equals_bv(kind, V, L, seed):
+    """Both K = 1 forms (node columns; per-path columns as for K ≥ 2) reach BV's value."""
     draft, target = pair(kind, V, seed)
-    plan = optimal_lp(draft, target, 1, L)
-    assert plan.success
-    assert abs(plan.value - bv_closed_form(draft, target, L)) <= TOL
+    bv = bv_closed_form(draft, target, L)
+    for general in (False, True):
+        plan = optimal_lp(draft, target, 1, L, general=general)
+        assert plan.success
+        assert abs(plan.value - bv) <= TOL, general
+
+
+def test_k1_node_form_is_smaller_and_spreads_stops_where_proportional_split_fails():
+    """The node form has one column per node.  Its per-path plan must still be lossless where
+    the naive split 'accept u given x with probability W(u)/p(u)' is not a valid plan
+    (W(u·y)/p(u·y) > W(u)/p(u)): here p = (0.9, 0.1) then (0.01, 0.99) after token 0, q uniform
+    on the first token then (0.99, 0.01) after 0, so W(0) = 0.5 < p(0) = 0.9 but
+    W(00) = min(0.99·0.5, 0.009) = p(00)."""
+    from toy_models import TableModel
+    draft = TableModel({(): [0.9, 0.1], (0,): [0.01, 0.99], (1,): [0.5, 0.5]})
+    target = TableModel({(): [0.5, 0.5], (0,): [0.99, 0.01], (1,): [0.5, 0.5]})
+    node, general = optimal_lp(draft, target, 1, 2), optimal_lp(draft, target, 1, 2, general=True)
+    assert node.n_variables == 2 + 4 < general.n_variables
+    assert abs(node.value - bv_closed_form(draft, target, 2)) <= 1e-12
+    assert abs(node.value - general.value) <= 1e-12
+    law = exact_output_law(LPOptimal(plan=node), draft, target, 1, 2)
+    assert fidelity_error(law, target, 2) <= 1e-12
 
 
 @pytest.mark.parametrize("V,seed", [(2, 0), (3, 1), (4, 2)])
@@ -200,7 +220,8 @@ def test_lp_is_below_its_upper_bounds_and_monotone_in_k(kind, V, L, seed):
 # ------------------------------------------------------------------------------------------------
 
 VERIFIER_CASES = [("binary", 2, 2, 2, 0), ("table", 2, 2, 2, 5), ("markov", 3, 2, 2, 6),
-                  ("iid", 2, 3, 2, 7), ("markov", 2, 2, 3, 8)]
+                  ("iid", 2, 3, 2, 7), ("markov", 2, 2, 3, 8), ("binary", 2, 1, 2, 0),
+                  ("table", 3, 1, 3, 9), ("markov", 2, 1, 4, 10)]
 
 
 @pytest.mark.parametrize("kind,V,K,L,seed", VERIFIER_CASES)
@@ -275,3 +296,7 @@ def test_bounds_too_large():
     with pytest.raises(BoundsTooLarge):
         single_token_lp(np.full(64, 1 / 64), np.full(64, 1 / 64), 8)
     assert check_size(3, 3, 3).size == bounds.num_multisets(3, 3, 3) * 10   # C(29, 3) × (1 + 9)
+    # K = 1: the node form has Σ_(d=1..L) V^d columns and rows; the plan still has V^L·(L+1)
+    k1 = check_size(4, 1, 6)
+    assert (k1.columns, k1.rows, k1.size) == (5460, 5460, 4096 * 7)
+    assert check_size(4, 1, 6, kind="tree").columns == 4096 * 7 + 2 * 5460

@@ -11,11 +11,12 @@ import toy_models as tm
 from core import get_verifier, method_names
 from core.compensation import compensation, iterate_exact
 from core.exact import exact_analysis
+from core.verifier import REGISTRY, make_verifier
 from core.montecarlo import monte_carlo
 from core.sampling import draw_block
 
 LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
-DP_METHODS = ["spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv"]
+DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "lp_optimal"]
 
 
 def as_fraction(x: float, limit: int = 1000) -> Fraction:
@@ -104,11 +105,17 @@ def test_model_level_laws_equal_enumeration_of_every_draft_outcome(method):
     for kind, V, K, L, draft, target in INSTANCES[:90]:
         if V ** (K * L) > 729:
             continue
-        a = exact_analysis(method, draft, target, K, L)
-        b = exact_analysis(method, draft, target, K, L, recursion=False)
+        verifier = make_verifier(method, draft=draft, target=target, K=K, L=L)
+        a = exact_analysis(verifier, draft, target, K, L)
+        b = exact_analysis(verifier, draft, target, K, L, recursion=False)
         keys = set(a.output_law) | set(b.output_law)
         diff = max(abs(a.output_law.get(u, 0) - b.output_law.get(u, 0)) for u in keys)
         assert diff < 1e-13, (method, kind, V, K, L, diff)
+
+
+def test_every_model_level_law_is_checked():
+    assert sorted(DP_METHODS) == sorted(n for n, cls in REGISTRY.items()
+                                        if hasattr(cls, "model_output_law"))
 
 
 def test_rbv_reduces_to_bv_at_k1_and_to_recursive_rejection_at_l1():
