@@ -208,6 +208,8 @@ def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None]
     if record.is_file():                    # a pair trained by toy_models/train_pair.py
         rec = json.loads(record.read_text())
         info["val_loss"] = {k: rec[k].get("final_val_loss") for k in ("draft", "target") if k in rec}
+        if "draft_distillation" in rec:     # the exported draft is the distilled one
+            info["val_loss"]["draft"] = rec["draft_distillation"].get("final_val_loss")
     info.update(forward_costs(pair))
     say(f"forward cost: target {info['target_forward_s']*1e3:.2f} ms, draft "
         f"{info['draft_forward_s']*1e3:.2f} ms, ratio {info['cost_ratio']:.1f}")
