@@ -25,28 +25,44 @@ from .tree import DraftBlock, Node
 from .verifier import Verifier, register
 
 
+def path_weights(p_tokens: Sequence[float], q_tokens: Sequence[float]) -> np.ndarray:
+    """w_0 = 1, w_i = min(1, w_(i−1)·q(x_i|x_<i)/p(x_i|x_<i)) (w_i = 1 where p = 0) from the path's
+    own token probabilities.  The ratio is *not* capped before multiplying: a later token with
+    q > p can restore weight lost earlier, which is what makes BV beat SD."""
+    w = np.ones(len(p_tokens) + 1)
+    for i, (p_t, q_t) in enumerate(zip(p_tokens, q_tokens), start=1):
+        w[i] = 1.0 if p_t <= 0.0 else min(1.0, w[i - 1] * q_t / p_t)
+    return w
+
+
+def residual_mass(w_i: float, q_row: np.ndarray, p_row: np.ndarray) -> float:
+    """A_i = Σ_x (w_i·q(x|x_≤i) − p(x|x_≤i))₊."""
+    return float(positive_part(w_i * q_row - p_row).sum())
+
+
+def stop_probability(A_i: float, w_i: float) -> float:
+    """h_i = A_i / (A_i + 1 − w_i), and 1 when the denominator is 0 (1 ≤ i < L)."""
+    denom = A_i + 1.0 - w_i
+    return 1.0 if denom <= 0.0 else A_i / denom
+
+
 def block_quantities(tokens: Sequence[int], p_rows: Sequence[np.ndarray],
                      q_rows: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weights w_0..w_n, residual masses A_0..A_(n−1) and stopping probabilities h_1..h_n of BV on
     one path (h[0] unused, A[n] unused).
 
     ``p_rows[i]``/``q_rows[i]`` are the draft/target conditionals of token i (i = 0..n−1) and
-    ``q_rows[n]`` the bonus conditional.  The ratio q/p is *not* capped before multiplying: a later
-    token with q > p can restore weight lost earlier, which is what makes BV beat SD.
+    ``q_rows[n]`` the bonus conditional.
     """
     n = len(tokens)
-    w = np.ones(n + 1)
+    w = path_weights([p_rows[i][t] for i, t in enumerate(tokens)],
+                     [q_rows[i][t] for i, t in enumerate(tokens)])
     A = np.zeros(n + 1)
     h = np.zeros(n + 1)
-    for i in range(1, n + 1):
-        t = tokens[i - 1]
-        p_t, q_t = p_rows[i - 1][t], q_rows[i - 1][t]
-        w[i] = 1.0 if p_t <= 0.0 else min(1.0, w[i - 1] * q_t / p_t)
     for i in range(n):
-        A[i] = float(positive_part(w[i] * q_rows[i] - p_rows[i]).sum())
+        A[i] = residual_mass(w[i], q_rows[i], p_rows[i])
     for i in range(1, n):
-        denom = A[i] + 1.0 - w[i]
-        h[i] = 1.0 if denom <= 0.0 else A[i] / denom
+        h[i] = stop_probability(A[i], w[i])
     h[n] = w[n]
     return w, A, h
 
@@ -54,26 +70,51 @@ def block_quantities(tokens: Sequence[int], p_rows: Sequence[np.ndarray],
 def extra_distribution(i: int, w: np.ndarray, p_rows, q_rows) -> np.ndarray:
     """Law of the extra token when τ = i: q(·|x) for the bonus (i = n), else the residual
     ∝ (w_i·q(·|x_≤i) − p(·|x_≤i))₊."""
-    if i == len(p_rows):
+    if i == len(q_rows) - 1:
         return q_rows[i]
     return residual(w[i] * q_rows[i] - p_rows[i], q_rows[i])
 
 
 def block_verify(tokens: Sequence[int], p_rows: Sequence[np.ndarray], q_rows: Sequence[np.ndarray],
-                 coins: Coins, trace: Trace, nodes: Sequence[Node], draft: int) -> tuple[int, np.ndarray]:
+                 coins: Coins, trace: Trace, nodes: Sequence[Node], draft: int, *,
+                 p_tokens: Sequence[float] | None = None, complete: bool = True
+                 ) -> tuple[int, np.ndarray]:
     """Run BV on one path; return (τ, distribution of the extra token).
 
-    ``nodes[i]`` names the node reached after i tokens (for the trace), i = 0..n.
+    ``nodes[i]`` names the node reached after i tokens (for the trace), i = 0..n.  The coins are
+    tossed from i = n down and the first pass decides, so h_i (which needs the whole row
+    p_rows[i]) is computed when its coin is reached; ``p_tokens[i]`` = p_rows[i][tokens[i]], when
+    given, spares the rows for the weights.  With ``complete`` the trace also gets A and h of the
+    nodes above the accepted one, whose coins were never tossed; without it those nodes get w only,
+    and rows that compute themselves on access (best-of-K's p*, one vocabulary sort each) are only
+    touched where a coin or the residual needs them.
     """
     n = len(tokens)
-    w, A, h = block_quantities(tokens, p_rows, q_rows)
+    if p_tokens is None:
+        p_tokens = [p_rows[i][t] for i, t in enumerate(tokens)]
+    w = path_weights(p_tokens, [q_rows[i][t] for i, t in enumerate(tokens)])
     for i in range(1, n + 1):
-        trace.note(nodes[i], w=w[i], h=h[i], **({"A": A[i]} if i < n else {}))
+        trace.note(nodes[i], w=w[i])                # nodes in path order, quantities added below
+
+    def h(i: int) -> float:
+        if i == n:
+            trace.note(nodes[n], h=w[n])
+            return w[n]
+        A = residual_mass(w[i], q_rows[i], p_rows[i])
+        value = stop_probability(A, w[i])
+        trace.note(nodes[i], h=value, A=A)
+        return value
+
+    tau = 0
     for i in range(n, 0, -1):
-        kind = "full-block" if i == n else "sub-block"
-        if trace.test(nodes[i], draft, h[i], coins.bernoulli(h[i]), kind):
-            return i, extra_distribution(i, w, p_rows, q_rows)
-    return 0, extra_distribution(0, w, p_rows, q_rows)
+        prob = h(i)
+        if trace.test(nodes[i], draft, prob, coins.bernoulli(prob), "full-block" if i == n else "sub-block"):
+            tau = i
+            break
+    if complete:
+        for i in range(1, tau):
+            h(i)
+    return tau, extra_distribution(tau, w, p_rows, q_rows)
 
 
 def block_law(tokens: Sequence[int], p_rows: Sequence[np.ndarray], q_rows: Sequence[np.ndarray]

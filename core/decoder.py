@@ -459,6 +459,7 @@ class SpeculativeDecoder:
         self.pair = pair
         self.method = method
         self.verifier: Verifier = get_verifier(method)
+        self.verifier.complete_trace = trace
         self.K, self.L = int(K), int(L)
         self.sampling = sampling or SamplingConfig()
         self.use_cache = use_cache

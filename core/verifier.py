@@ -31,6 +31,10 @@ class Verifier:
     order_invariant: ClassVar[bool] = False  # law of O depends on the drafts only as a multiset
     lossless_by_theory: ClassVar[bool] = True  # a hypothesis; exact analysis measures it
     needs_models: ClassVar[bool] = False     # built from the toy models themselves (lp_optimal)
+    #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
+    #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets
+    #: it when it keeps no traces; the law and the random stream are the same either way.
+    complete_trace: bool = True
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -216,6 +216,47 @@ def test_same_seed_replays_and_seeds_differ(tiny):
         dec.generate(TINY_PROMPT, 5, seed=None)
 
 
+@pytest.mark.parametrize("method", decoder_methods())
+def test_keeping_traces_changes_nothing_but_the_traces(tiny, method):
+    """Without traces a rule may skip trace-only work (best-of-K sorts only the rows BV's coins
+    reach); the tokens, τ's and random stream must be the same as with full traces."""
+    sampling = SamplingConfig(1.0)
+    full = SpeculativeDecoder(tiny, method, 3, 4, sampling, trace=True)
+    lean = SpeculativeDecoder(tiny, method, 3, 4, sampling, trace=False)
+    a, b = full.generate(TINY_PROMPT, 60, seed=11), lean.generate(TINY_PROMPT, 60, seed=11)
+    assert a.tokens == b.tokens
+    assert a.metrics.acceptance_per_position == b.metrics.acceptance_per_position
+    assert a.metrics.iterations == b.metrics.iterations
+
+
+def test_best_of_k_lean_trace_has_h_where_coins_were_tossed():
+    from core.best_of_k import BestOfKBV
+    from core.tree import DraftBlock
+    rng = np.random.default_rng(3)
+    V = 6
+    p_cond = {}
+    q_cond = {}
+
+    def cond(table, u):
+        if u not in table:
+            table[u] = rng.dirichlet(np.ones(V))
+        return table[u]
+
+    block = DraftBlock.from_models([(0, 1, 2, 3), (0, 1, 4, 5)], lambda u: cond(p_cond, u),
+                                   lambda u: cond(q_cond, u))
+    for seed in range(30):
+        full, lean = BestOfKBV(), BestOfKBV()
+        lean.complete_trace = False
+        a, b = full.verify(block, seed), lean.verify(block, seed)
+        assert (a.accepted, a.extra) == (b.accepted, b.extra)
+        tested = {t.node for t in b.trace.tests}
+        for node, values in b.trace.quantities.items():
+            if node:
+                assert ("h" in values) == (node in tested)
+                assert values.items() <= a.trace.quantities[node].items()
+        assert all("h" in a.trace.quantities[n] for n in a.trace.quantities if n)
+
+
 def test_greedy_tiny_pair_every_method(tiny):
     ref = AutoregressiveDecoder(tiny, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=0)
     for m in decoder_methods():
