@@ -32,16 +32,19 @@ draws its prompts from it).  Steps, all seeded (each shard of windows from ``(se
 same time (``train`` waits for each shard file); the committed draft was made that way on a shared
 2-core CPU, one thread each.  The defaults of ``--lr``, ``--replays`` and ``--distill-T`` are that
 run's schedule, chosen while it ran: more replays once the trainer outpaced the teacher, a higher
-rate from pass 25, distillation at T = 0.7 from pass 42, and a decaying rate from pass 90::
+rate from pass 25, distillation at T = 0.7 from pass 42, a decaying rate from pass 90, and, in a
+second session that resumed it at pass 140 while the teacher labelled shards 47-116, a higher rate
+again (6e-4) and a second decay from pass 300::
 
     python -m toy_models.train_smollm2_draft prepare
-    nohup python -m toy_models.train_smollm2_draft teacher --shards 39 > toy_models/smollm2_draft/checkpoints/teacher.log 2>&1 &
-    nohup python -m toy_models.train_smollm2_draft train --shards 60 --passes 135 > toy_models/smollm2_draft/checkpoints/train.log 2>&1 &
+    nohup python -m toy_models.train_smollm2_draft teacher --shards 117 > toy_models/smollm2_draft/checkpoints/teacher.log 2>&1 &
+    nohup python -m toy_models.train_smollm2_draft train --shards 120 --passes 440 > toy_models/smollm2_draft/checkpoints/train.log 2>&1 &
     python -m toy_models.train_smollm2_draft export
 
-The committed weights are that run after 135 passes (1080 steps, 2.2M token-passes over 39
-shards = 0.64M distinct labelled tokens; about 90 minutes on the shared CPU).  ``all`` runs
-prepare, teacher and train one after the other.  The result depends only on the
+The committed weights are that run after 440 passes (3520 steps, 7.2M token-passes over 115
+shards = 1.9M distinct labelled tokens; about 2.5 hours on the shared CPU over two sessions).  A
+pass order depends only on ``--shards`` through its prefix, so ``--shards 120`` replays the first
+session's passes exactly.  ``all`` runs prepare, teacher and train one after the other.  The result depends only on the
 arguments and the seed, not on timing (up to floating-point nondeterminism of the CPU kernels).
 """
 from __future__ import annotations
@@ -355,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-windows", type=int, default=24)
     ap.add_argument("--eval-seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--lr", default="0:5e-4,25:1.5e-3,90:5e-4,115:1.5e-4",
+    ap.add_argument("--lr", default="0:5e-4,25:1.5e-3,90:5e-4,115:1.5e-4,140:6e-4,300:3e-4,380:1.5e-4",
                     help="AdamW learning rate, constant or piecewise by pass index 'pass:lr,...' (the "
                          "default is how the committed run was made)")
     ap.add_argument("--warmup", type=int, default=50)
