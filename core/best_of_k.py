@@ -126,27 +126,34 @@ class SelectedPathLaw(Sequence):
             return [self[j] for j in range(*i.indices(len(self)))]
         i = range(len(self))[i]
         if i not in self._rows:
-            F, p_u, p = self.F[i], self.p_u[i], self.p[i]
-            P_u = selected_mass(F, p_u, self.K)
-            F_child = F - p_u * mass_above(p, self.q[i])          # F(u·x) for every x
-            self._rows[i] = selected_mass(F_child, p_u * p, self.K) / P_u if P_u > 0 else p
+            self._rows[i] = selected_rows(np.array([self.F[i]]), np.array([self.p_u[i]]),
+                                          self.p[i][None], self.q[i][None], self.K)[0][0]
         return self._rows[i]
+
+
+def selected_rows(F: np.ndarray, p_u: np.ndarray, p: np.ndarray, q: np.ndarray, K: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(p*(·|u), F(u·x)) for a batch of nodes u (one per row; F(u), p(u) of shape (n,), p(·|u),
+    q(·|u) of shape (n, V)): F(u·x) = F(u) − p(u)·Σ_(ranked above x) p(·|u) and
+    p*(x|u) = P*(u·x)/P*(u), or p(x|u) where P*(u) = 0."""
+    F_child = F[:, None] - p_u[:, None] * mass_above(p, q)
+    P_u = selected_mass(F, p_u, K)
+    ok = P_u > 0
+    rows = np.where(ok[:, None], selected_mass(F_child, p_u[:, None] * p, K)
+                    / np.where(ok, P_u, 1.0)[:, None], p)
+    return rows, F_child
 
 
 def best_of_k_levels(p_levels: list[np.ndarray], q_levels: list[np.ndarray], K: int
                      ) -> list[np.ndarray]:
-    """p*(·|u) at every node of depths 0..len(p_levels)−1 (``core.levels`` order), by the same
-    formulas as ``SelectedPathLaw``, one depth at a time."""
+    """p*(·|u) at every node of depths 0..len(p_levels)−1 (``core.levels`` order), one depth at a
+    time (``selected_rows``)."""
     out = []
     F, p_u = np.ones(1), np.ones(1)
     for p, q in zip(p_levels, q_levels):
-        F_child = F[:, None] - p_u[:, None] * mass_above(p, q)
-        p_child = p_u[:, None] * p
-        P_u = selected_mass(F, p_u, K)
-        ok = P_u > 0
-        out.append(np.where(ok[:, None], selected_mass(F_child, p_child, K)
-                            / np.where(ok, P_u, 1.0)[:, None], p))
-        F, p_u = F_child.ravel(), p_child.ravel()
+        rows, F_child = selected_rows(F, p_u, p, q, K)
+        out.append(rows)
+        F, p_u = F_child.ravel(), (p_u[:, None] * p).ravel()
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from .coins import Coins
-from .distributions import positive_part, residual
+from .distributions import acceptance_ratio, positive_part, residual
 from .levels import law_from_levels, level_conditionals, node_recursion_cost
 from .trace import Outcome, Trace
 from .tree import DraftBlock, Node
@@ -31,7 +31,7 @@ def path_weights(p_tokens: Sequence[float], q_tokens: Sequence[float]) -> np.nda
     q > p can restore weight lost earlier, which is what makes BV beat SD."""
     w = np.ones(len(p_tokens) + 1)
     for i, (p_t, q_t) in enumerate(zip(p_tokens, q_tokens), start=1):
-        w[i] = 1.0 if p_t <= 0.0 else min(1.0, w[i - 1] * q_t / p_t)
+        w[i] = acceptance_ratio(w[i - 1] * q_t, p_t)
     return w
 
 
@@ -155,9 +155,7 @@ def block_output_levels(p_levels: Sequence[np.ndarray], q_levels: Sequence[np.nd
     w, joint = [np.ones(1)], [np.ones(1)]
     for d in range(L):
         p, q = p_levels[d], q_levels[d]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(p > 0, w[d][:, None] * q / np.where(p > 0, p, 1.0), np.inf)
-        w.append(np.where(p > 0, np.minimum(1.0, ratio), 1.0).ravel())
+        w.append(acceptance_ratio(w[d][:, None] * q, p).ravel())
         joint.append((joint[d][:, None] * p).ravel())
     weighted = [w[d][:, None] * q_levels[d] for d in range(L)]          # w(u)·q(·|u)
     h = [np.ones(1)]

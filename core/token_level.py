@@ -57,8 +57,7 @@ class SD(Verifier):
         emitted = [np.zeros(1)]
         for d in range(L):
             p, q = p_levels[d], q_levels[d]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                r = np.where(p > 0, np.minimum(1.0, q / np.where(p > 0, p, 1.0)), 1.0)
+            r = acceptance_ratio(q, p)
             stop = reach * (p * (1.0 - r)).sum(axis=1)
             emitted.append((stop[:, None] * residual(q - p, q)).ravel())
             reach = (reach[:, None] * p * r).ravel()
