@@ -16,8 +16,13 @@ All figures come from one run, seeded, on held-out code (standard-library files 
    ``--extra`` configurations, shorter blocks) generate ``--new-tokens`` tokens at T = ``--T``
    (seed (seed, prompt)), so all are measured side by side under the same machine load.
    Tokens/s = Σ tokens / Σ wall seconds (prefill included); speedup = tokens/s over the
-   autoregressive tokens/s; block efficiency = Σ(τ + 1) / iterations.  ``mean_root_acceptance`` is
-   the exact 1 − TV at the root of every iteration (the decoder's trace, one draft).
+   autoregressive tokens/s; block efficiency = Σ(τ + 1) / iterations; an iteration's cost in
+   autoregressive steps = seconds per iteration / seconds per autoregressive token, so speedup =
+   block efficiency / that cost.  Before that, single forward passes are timed (target fed 1,
+   L + 1 and K·(L + 1) tokens, draft fed 1 and K; ``core.bench.forward_seconds``) to show where an
+   iteration's cost comes from.  ``mean_root_acceptance`` is
+   the exact 1 − TV at the root of every iteration (one draft; ``DecodeMetrics``).  The decoders keep
+   no traces while timed, as a user's generation would not.
 3. **Goals** (the issue's): acceptance at T = 0.7 ≥ 0.6; the best lossless method ≥ 1.4x
    autoregressive; multi-draft block efficiency at K ≥ 1.2x single-draft SD at the same L.
 
@@ -32,6 +37,7 @@ import time
 import numpy as np
 import torch
 
+from core.bench import forward_seconds
 from core.decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, next_token_probs
 from core.verifier import get_verifier
 
@@ -78,9 +84,9 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
     sampling = SamplingConfig(T)
     decs = {("autoregressive", 0, 0): AutoregressiveDecoder(pair, sampling)}
     for m, K, L in configs:
-        decs[(m, K, L)] = SpeculativeDecoder(pair, m, K, L, sampling, trace=True)
+        decs[(m, K, L)] = SpeculativeDecoder(pair, m, K, L, sampling, trace=False)   # as timed: no traces
     sums = {key: dict(tokens=0, seconds=0.0, iterations=0, accepted=0, verify_s=0.0, draft_s=0.0,
-                      target_s=0.0, root_acc=[]) for key in decs}
+                      target_s=0.0, root_acc=0.0) for key in decs}
     for j, prompt in enumerate(prompts):
         for key, dec in decs.items():
             t0 = time.perf_counter()
@@ -94,7 +100,7 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
             s["verify_s"] += g.metrics.time_verify_s
             s["draft_s"] += g.metrics.time_draft_s
             s["target_s"] += g.metrics.time_target_s
-            s["root_acc"].extend(it.acceptance_root for it in g.iterations)
+            s["root_acc"] += g.metrics.mean_root_acceptance * g.metrics.iterations
         log(f"prompt {j + 1}/{len(prompts)} done")
     ar = sums[("autoregressive", 0, 0)]
     ar_tps = ar["tokens"] / ar["seconds"]
@@ -111,7 +117,8 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
                        draft_fraction=s["draft_s"] / s["seconds"],
                        target_fraction=s["target_s"] / s["seconds"],
                        seconds_per_iteration=s["seconds"] / s["iterations"],
-                       mean_root_acceptance=float(np.mean(s["root_acc"])),
+                       iteration_cost_in_ar_steps=(s["seconds"] / s["iterations"]) / (ar["seconds"] / ar["tokens"]),
+                       mean_root_acceptance=s["root_acc"] / s["iterations"],
                        lossless=bool(get_verifier(m).lossless_by_theory))
         rows.append(row)
     return rows
@@ -131,12 +138,14 @@ def main(argv: list[str] | None = None) -> dict:
                     help="multi-draft rules run at K")
     ap.add_argument("--extra", default="bv:1:2,bv:1:3,rbv:2:2,rbv:4:2,specinfer:4:2,rbv:2:3",
                     help="more configurations method:K:L (shorter blocks pay off when acceptance is low)")
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: torch's own, one per core; the figures in the README use 2)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-baseline", action="store_true", help="skip the untrained layer-skip draft")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     from toy_models.smollm2 import build_draft, load_smollm2_pair
 
@@ -148,13 +157,23 @@ def main(argv: list[str] | None = None) -> dict:
     out = {"args": vars(args), "draft": {
         "layers": pair.draft.config.num_hidden_layers, "kept_ids": int(len(pair.draft.kept_ids)),
         "stored_parameters": int(sum(v.numel() for v in pair.draft.trainable_state().values())),
-        "per_token_macs_ratio_target_over_draft": None}}
+        "per_token_macs_ratio_target_over_draft": None}, "torch_threads": torch.get_num_threads()}
     # Per-token multiply-accumulates of the weight matrices (embedding lookups excluded).
     t_macs = sum(p.numel() for n, p in pair.target.named_parameters() if "embed_tokens" not in n and "norm" not in n)
     t_macs += pair.target.get_output_embeddings().weight.numel()
     d_macs = sum(p.numel() for n, p in pair.draft.model.layers.named_parameters() if "norm" not in n)
     d_macs += pair.draft.head_weight.numel()
     out["draft"]["per_token_macs_ratio_target_over_draft"] = t_macs / d_macs
+
+    # What one iteration costs in target steps: the target fed 1, L + 1 and K·(L + 1) tokens, the
+    # draft fed 1 and K, each after a 64-token cache, relative to one autoregressive target step.
+    one = forward_seconds(pair.target, pair.device, pair.vocab_size)
+    out["forward_cost_in_target_steps"] = {"target_step_s": one} | {
+        f"{role} {rows}x{n}": forward_seconds(model, pair.device, pair.vocab_size, n, rows) / one
+        for role, model, rows, n in (("target", pair.target, 1, args.L + 1),
+                                     ("target", pair.target, args.K, args.L + 1),
+                                     ("draft", pair.draft, 1, 1), ("draft", pair.draft, args.K, 1))}
+    log(f"forward costs: {out['forward_cost_in_target_steps']}")
 
     windows = heldout_windows(tok, args.windows, args.window, args.seed)
     out["acceptance"] = acceptance(pair, pair.draft, windows)

@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods
+from .decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, _sync, decoder_methods
 from .hf_models import ModelPair
 from .verifier import get_verifier
 
@@ -155,22 +155,31 @@ def _hf(pair: ModelPair, prompts, max_new, seed, T, assistant: bool, L: int | No
     return run
 
 
+def forward_seconds(model, device, vocab_size: int, tokens: int = 1, rows: int = 1, context: int = 64,
+                    repeats: int = 30) -> float:
+    """Seconds per forward pass that feeds ``rows`` × ``tokens`` new tokens after a KV cache of
+    ``context`` tokens per row (random ids, seeded), best of three means of ``repeats`` passes."""
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, vocab_size, (1, context), generator=gen).expand(rows, -1).to(device)
+    new = torch.randint(0, vocab_size, (rows, tokens), generator=gen).to(device)
+    best = float("inf")
+    with torch.inference_mode():
+        cache = model(input_ids=ids, use_cache=True).past_key_values
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(repeats):
+                model(input_ids=new, past_key_values=cache, use_cache=True)
+                cache.crop(-tokens)
+            _sync(torch.device(device))
+            best = min(best, (time.perf_counter() - t0) / repeats)
+    return best
+
+
 def forward_costs(pair: ModelPair, context: int = 64, repeats: int = 30) -> dict:
     """Seconds per single-token forward pass with a KV cache of ``context`` tokens, per model."""
-    out = {}
-    ids = torch.randint(0, pair.vocab_size, (1, context), generator=torch.Generator().manual_seed(0))
-    for role, model in (("target", pair.target), ("draft", pair.draft)):
-        with torch.inference_mode():
-            cache = model(input_ids=ids.to(pair.device), use_cache=True).past_key_values
-            tok = ids[:, -1:].to(pair.device)
-            best = float("inf")
-            for _ in range(3):
-                t0 = time.perf_counter()
-                for _ in range(repeats):
-                    model(input_ids=tok, past_key_values=cache, use_cache=True)
-                    cache.crop(-1)
-                best = min(best, (time.perf_counter() - t0) / repeats)
-        out[f"{role}_forward_s"] = best
+    out = {f"{role}_forward_s": forward_seconds(model, pair.device, pair.vocab_size, context=context,
+                                                repeats=repeats)
+           for role, model in (("target", pair.target), ("draft", pair.draft))}
     out["cost_ratio"] = out["target_forward_s"] / out["draft_forward_s"]
     return out
 

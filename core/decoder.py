@@ -290,7 +290,10 @@ class DecodeMetrics:
     """A run summed up.  ``block_efficiency`` = Σ(τ_i + 1) / iterations (tokens per target call,
     counted before truncation at EOS or at the length limit); ``mean_accepted_length`` is vLLM's
     1 + accepted / drafts (drafts = proposal rounds), the same number; ``acceptance_per_position[i]``
-    is the fraction of iterations whose accepted prefix reached position i + 1.  ``target_calls``
+    is the fraction of iterations whose accepted prefix reached position i + 1;
+    ``mean_root_acceptance`` is the mean over iterations of 1 − TV(p, q) = Σ_x min(p(x|c), q(x|c)) at
+    the root c of each draft tree (one draft, one token: the draft pair's quality along this very
+    generation, kept even without traces; 0 for autoregressive decoding).  ``target_calls``
     counts the target's forward passes during decoding (one per iteration), not the prompt's
     prefill.  Times are wall-clock seconds."""
 
@@ -306,6 +309,7 @@ class DecodeMetrics:
     block_efficiency: float
     mean_accepted_length: float
     acceptance_per_position: list[float]
+    mean_root_acceptance: float
     tokens_per_second: float
     time_total_s: float
     time_prefill_s: float
@@ -331,13 +335,15 @@ class Generation:
     iterations: list[IterationTrace] = field(default_factory=list)
 
 
-def _summarize(method, K, L, T, tokens, taus, draft_calls, times, total) -> DecodeMetrics:
+def _summarize(method, K, L, T, tokens, taus, draft_calls, times, total,
+               root_acceptance: Sequence[float] = ()) -> DecodeMetrics:
     n_it = len(taus)
     acc = int(sum(taus))
     be = (acc + n_it) / n_it if n_it else 0.0
     per_pos = [float(np.mean([t >= i for t in taus])) if n_it else 0.0 for i in range(1, L + 1)]
     loop = times["draft"] + times["target"] + times["verify"] + times["other"]
-    return DecodeMetrics(method, K, L, T, len(tokens), n_it, n_it, draft_calls, acc, be, be, per_pos,
+    root = float(np.mean(root_acceptance)) if len(root_acceptance) else 0.0
+    return DecodeMetrics(method, K, L, T, len(tokens), n_it, n_it, draft_calls, acc, be, be, per_pos, root,
                          len(tokens) / total if total > 0 else 0.0, total, times["prefill"],
                          times["draft"], times["target"], times["verify"], times["other"],
                          times["verify"] / loop if loop > 0 else 0.0)
@@ -496,6 +502,7 @@ class SpeculativeDecoder:
         context = list(ids)
         new: list[int] = []
         taus: list[int] = []
+        root_acc: list[float] = []
         traces: list[IterationTrace] = []
         stop = None
         while stop is None:
@@ -509,6 +516,7 @@ class SpeculativeDecoder:
             block = DraftBlock(drafts, p, q)
             verdict = self.verifier.verify(block, rng)
             t3 = time.perf_counter()
+            root_acc.append(float(np.minimum(p[()], q[()]).sum()))
             s = tuple(int(t) for t in verdict.accepted)
             tau = len(s)
             k_acc = next(k for k in range(K) if tuple(int(t) for t in drafts[k, :tau]) == s)
@@ -530,7 +538,7 @@ class SpeculativeDecoder:
                     on_iteration(traces[-1])
         total = time.perf_counter() - t_start
         metrics = _summarize(self.method, K, L, self.sampling.temperature, new, taus,
-                             self.draft_lm.calls - draft_calls0, times, total)
+                             self.draft_lm.calls - draft_calls0, times, total, root_acc)
         return Generation(ids, new, pair.decode(new), stop, metrics, traces)
 
     def sample(self, prompt: str | Sequence[int], num_samples: int, max_new_tokens: int,

@@ -68,6 +68,7 @@ def _metrics_row(m) -> dict:
     return {"method": figures.short(m.method) if m.method != "autoregressive" else "Target alone",
             "block efficiency": m.block_efficiency, "tokens": m.tokens_generated,
             "iterations (target calls)": m.iterations, "tokens/s": m.tokens_per_second,
+            "root 1 − TV(p, q)": m.mean_root_acceptance if m.method != "autoregressive" else None,
             "draft s": m.time_draft_s, "target s": m.time_target_s, "verify s": m.time_verify_s,
             "other s": m.time_other_s}
 

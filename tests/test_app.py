@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
@@ -279,6 +280,8 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     table = at.dataframe[-1].value
     assert list(table["method"]) == ["BV", "RBV", "Target alone"]
     assert table["speedup vs target alone"].iloc[-1] == pytest.approx(1.0)
+    root = table["root 1 − TV(p, q)"]
+    assert all(0 < x <= 1 for x in root.iloc[:2]) and pd.isna(root.iloc[-1])   # no draft, no root
 
 
 def test_sweeps_run_and_download(tiny_pair):

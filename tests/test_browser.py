@@ -234,22 +234,22 @@ def test_edit_table_updates_results(server, browser_page):
     before = figure_data(page, "Expected accepted tokens")
     grid = page.locator('[data-testid="stSidebar"] [data-testid="stDataFrame"]')
     grid.wait_for(state="visible", timeout=30_000)
-    # The grid is a canvas: a double click on a cell opens its editor.  On a loaded machine the first
-    # click can land before the grid is interactive, so the edit is retried (up to three times).
-    for attempt in range(3):
+    # The grid is a canvas: a double click on a cell opens its overlay editor, an <input class=
+    # "gdg-input">.  The edit goes through that element (fill, then Enter), and waits for it to
+    # appear rather than typing blind: on a loaded machine the first click can land before the grid
+    # is interactive (the cell is then selected but no editor opens), so it is retried.
+    editor = page.locator(".gdg-input")
+    for attempt in range(4):
         box = grid.bounding_box()
-        page.mouse.click(box["x"] + 140, box["y"] + 55)        # select a cell of the p (draft) column
-        time.sleep(0.8 + attempt)
-        page.keyboard.press("Enter")                            # open its editor
-        time.sleep(0.5)
-        page.keyboard.press("Control+a")                        # select the old value in the editor
-        page.keyboard.type("0.9")
-        page.keyboard.press("Enter")
+        page.mouse.dblclick(box["x"] + 140, box["y"] + 55)     # a cell of the p (draft) column
         try:
+            editor.first.wait_for(state="visible", timeout=5_000 * (attempt + 1))
+            editor.first.fill("0.9")
+            editor.first.press("Enter")
             wait_for_change(page, "Expected accepted tokens", before, timeout=25)
             break
         except PlaywrightTimeout:
-            if attempt == 2:
+            if attempt == 3:
                 page.screenshot(path=str(SHOTS / "edit_table_failed.png"), full_page=True)
                 raise
             page.keyboard.press("Escape")

@@ -279,6 +279,12 @@ def test_traces_and_metrics(tiny):
         assert m.mean_accepted_length == m.block_efficiency
         assert m.acceptance_per_position == pytest.approx(
             [np.mean([it.tau >= i for it in g.iterations]) for i in range(1, L + 1)])
+        # The root's 1 - TV, kept without traces, is the mean of the traced roots' and lies in (0, 1].
+        assert m.mean_root_acceptance == pytest.approx(np.mean([it.acceptance_root for it in g.iterations]))
+        assert 0 < m.mean_root_acceptance <= 1
+        lean = SpeculativeDecoder(tiny, method, K, L, SamplingConfig(1.0), trace=False).generate(
+            TINY_PROMPT, 30, seed=3)
+        assert lean.iterations == [] and lean.metrics.mean_root_acceptance == m.mean_root_acceptance
         assert m.tokens_generated == len(g.tokens)
         assert len(g.tokens) == 30 or (g.stop_reason == "eos" and g.tokens[-1] in tiny.eos_ids)
         assert 0 <= m.verify_fraction < 1
@@ -455,3 +461,27 @@ def test_cli_decode_json_with_samples():
                 "acceptance_per_position", "time_draft_s", "time_target_s", "time_verify_s"):
         assert key in res
     assert len(res["samples"]) == 2 and all(isinstance(t, int) for s in res["samples"] for t in s)
+
+
+def test_forward_seconds_leaves_the_cache_as_it_found_it(tiny):
+    """The benchmark's pass timer feeds rows × tokens after a cache and crops them off each time, so
+    every timed pass sees the same context length: the model's cache never grows."""
+    from core.bench import forward_seconds
+
+    seen = []
+    model = tiny.target
+    original = model.forward
+
+    def spy(*args, **kwargs):
+        cache = kwargs.get("past_key_values")
+        seen.append((kwargs["input_ids"].shape, None if cache is None else cache.get_seq_length()))
+        return original(*args, **kwargs)
+
+    model.forward = spy
+    try:
+        sec = forward_seconds(model, tiny.device, tiny.vocab_size, tokens=3, rows=2, context=5, repeats=2)
+    finally:
+        del model.forward
+    assert sec > 0
+    assert seen[0] == ((2, 5), None)                               # the cache is built once
+    assert seen[1:] == [((2, 3), 5)] * 6                           # then 3 × 2 timed passes at length 5
