@@ -38,6 +38,31 @@ def test_hub_presets_are_pairs():
         assert isinstance(target, str) and isinstance(draft, str) and target != draft
 
 
+def test_distill_loss_is_cross_entropy_plus_rejection():
+    """The trainer's loss, against the formula computed independently in float64 numpy."""
+    from toy_models.train_smollm2_draft import distill_loss
+
+    g = np.random.default_rng(3)
+    kp = g.normal(size=(2, 3, 10)) * 2
+    full = g.normal(size=(2, 3, 10)) * 2
+    logq = full - np.log(np.exp(full).sum(-1, keepdims=True))           # the teacher at T = 1
+    idx = np.argsort(-logq, -1, kind="stable")[..., :4]                  # its top 4 kept ids
+    vals = np.take_along_axis(logq, idx, -1)
+    for T, w in ((1.0, 0.0), (1.0, 3.0), (0.7, 20.0)):
+        p = np.exp(kp / T) / np.exp(kp / T).sum(-1, keepdims=True)
+        q = np.exp(vals) if T == 1 else np.exp(vals / T) / np.exp(vals / T).sum(-1, keepdims=True)
+        pk = np.take_along_axis(p, idx, -1)
+        want = (-(q * np.log(pk)).sum(-1) + w * (1 - np.minimum(pk, q).sum(-1))).mean()
+        got = distill_loss(torch.tensor(kp), torch.tensor(vals), torch.tensor(idx), T, w)
+        assert float(got) == pytest.approx(want, rel=1e-5)
+    # A draft equal to a teacher held entirely by its top k: no rejection, loss = entropy of q.
+    q = np.exp(vals) / np.exp(vals).sum(-1, keepdims=True)
+    kp_eq = np.full((2, 3, 10), -1e9)
+    np.put_along_axis(kp_eq, idx, np.log(q), -1)
+    got = distill_loss(torch.tensor(kp_eq), torch.tensor(np.log(q)), torch.tensor(idx), 1.0, 5.0)
+    assert float(got) == pytest.approx(-(q * np.log(q)).sum(-1).mean(), rel=1e-5)
+
+
 def test_committed_draft_is_small():
     path = smollm2.DRAFT_DIR / "model.safetensors"
     assert path.is_file() and (smollm2.DRAFT_DIR / "config.json").is_file()
@@ -77,6 +102,11 @@ def test_draft_logits_and_cache(pair):
     assert fast.dtype == torch.float32
     assert torch.equal(torch.isinf(fast), torch.isinf(draft(input_ids=torch.tensor([pair.encode(PROMPT)]),
                                                             use_cache=False).logits))
+    # The float16 draft the pair runs is the float32 draft up to rounding: 1 - TV ≥ 0.99 per position.
+    p16 = torch.softmax(fast[0].double(), -1)
+    p32 = torch.softmax(draft(input_ids=torch.tensor([pair.encode(PROMPT)]), use_cache=False).logits[0].double(), -1)
+    assert pair.draft.model.layers[0].mlp.up_proj.weight.dtype == torch.float16
+    assert float(torch.minimum(p16, p32).sum(-1).min()) > 0.99
     ids = torch.tensor([pair.encode(PROMPT)])
     full = draft(input_ids=ids, use_cache=False).logits
     assert full.shape == (1, ids.shape[1], 49152)

@@ -168,8 +168,10 @@ class SmolDraft(LlamaPreTrainedModel, GenerationMixin):
 
     def set_compute_dtypes(self, layers: torch.dtype, head: torch.dtype) -> "SmolDraft":
         """Run the layers (and their cache) in ``layers`` and the head in ``head``; logits stay
-        float32.  On a CPU, bfloat16 layers and a float16 head read half the bytes of float32
-        (1.3x faster per call, measured; acceptance unchanged); the embedding stays the target's."""
+        float32.  On a CPU, float16 layers and head read half the bytes of float32: a call took
+        3.7 ms against 7.6 ms in float32 and 5.5 ms with bfloat16 layers (measured side by side on
+        the 2-core AVX/F16C CPU this project runs on, which has no bfloat16 arithmetic), with the
+        held-out acceptance equal to three decimals; the embedding stays the target's."""
         self.model.layers.to(layers)
         self.model.norm.to(layers)
         self.head_weight.data = self.head_weight.data.to(head)
@@ -245,7 +247,7 @@ def save_draft(draft: SmolDraft, out_dir: Path, extra: dict | None = None) -> No
 
 def load_draft(target, draft_dir: Path = DRAFT_DIR, fast: bool = True) -> SmolDraft:
     """The stored draft on ``target`` (its embedding shared, its head rows sliced).  ``fast`` on a
-    CPU with a float32 target: bfloat16 layers and a float16 head (``SmolDraft.set_compute_dtypes``)."""
+    CPU with a float32 target: float16 layers and head (``SmolDraft.set_compute_dtypes``)."""
     from safetensors.torch import load_file
 
     draft_dir = Path(draft_dir)
@@ -263,7 +265,7 @@ def load_draft(target, draft_dir: Path = DRAFT_DIR, fast: bool = True) -> SmolDr
         raise PairError(f"the SmolLM2 draft weights under {draft_dir} do not match the model "
                         f"(missing {bad[:3]}, unexpected {missing.unexpected_keys[:3]})")
     if fast and draft.head_weight.device.type == "cpu" and dtype == torch.float32:
-        draft.set_compute_dtypes(torch.bfloat16, torch.float16)
+        draft.set_compute_dtypes(torch.float16, torch.float16)
     draft.eval()
     return draft
 

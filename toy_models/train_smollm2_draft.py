@@ -204,6 +204,31 @@ def evaluate(draft, ev: dict, T: float = 0.7, batch: int = 8) -> dict:
             float(torch.cat(masses).mean()), "kl_T1": float(torch.cat(kls).mean())}
 
 
+def distill_loss(kept_logits: torch.Tensor, top_vals: torch.Tensor, top_idx: torch.Tensor, T: float,
+                 w_tv: float = 0.0) -> torch.Tensor:
+    """Mean over positions of  −Σ_j q_j log p(i_j)  +  w_tv · (1 − Σ_j min(p(i_j), q_j)).
+
+    p = softmax(kept_logits / T) over the kept ids; (i_j, log q_j) are the teacher's stored top-k
+    kept ids and T = 1 log-probabilities (``top_idx``, ``top_vals``).  At T = 1, q_j = exp(top_vals)
+    (the top-k hold ~93% of the mass); at T ≠ 1 the teacher is renormalised over its top-k,
+    q = softmax(top_vals / T).  The first term is KL(q‖p) up to a constant.  The second is the
+    single-token rejection probability 1 − Σ_x min(p(x), q(x)) = TV(p, q) restricted to the top-k
+    (outside them q is taken as 0, so p's mass there never counts as overlap): the acceptance
+    itself, which speculative decoding rewards (DistillSpec, Zhou et al. 2023, distils with TV
+    among other divergences for this reason).
+    """
+    logp = torch.log_softmax(kept_logits.float() / T, -1)
+    if T == 1:
+        tq = top_vals.float().exp()
+    else:
+        tq = torch.softmax(top_vals.float() / T, -1)
+    lpk = logp.gather(-1, top_idx.long())
+    loss = -(tq * lpk).sum(-1).mean()
+    if w_tv:
+        loss = loss + w_tv * (1 - torch.minimum(lpk.exp(), tq).sum(-1)).mean()
+    return loss
+
+
 def parse_replays(spec: str) -> list[tuple[int, int]]:
     """'0:1,7:2,10:3' -> [(0, 1), (7, 2), (10, 3)]: from shard 0 one replay, from 7 two, ..."""
     out = sorted((int(a), int(b)) for a, b in (part.split(":") for part in spec.split(",") if part))
@@ -283,6 +308,7 @@ def train(args) -> None:
         f"{len(corpus['kept'])} kept ids, init from target layers {init}")
     lr_table = parse_lr(args.lr)
     dT_table = parse_lr(args.distill_T)
+    tv_table = parse_lr(args.tv)
     opt = torch.optim.AdamW(params, lr=lr_table[0][1], betas=(0.9, 0.98), weight_decay=0.0)
     order = pass_order(args.shards, args.seed, args.replays)
     ckpt = CKPT / "train_state.pt"
@@ -317,12 +343,8 @@ def train(args) -> None:
                 g["lr"] = lr
             kp, _ = draft.kept_logits(input_ids=sh["ids"][b:b + args.batch], use_cache=False)
             Td = [v for a, v in dT_table if a <= pos][-1]
-            logp = torch.log_softmax(kp.float() / Td, -1)
-            if Td == 1:     # the teacher's probabilities (the top-k carry ~93% of the mass)
-                tq = sh["vals"][b:b + args.batch].float().exp()
-            else:           # the teacher at Td, renormalised over its top-k
-                tq = torch.softmax(sh["vals"][b:b + args.batch].float() / Td, -1)
-            loss = -(tq * logp.gather(-1, sh["idx"][b:b + args.batch].long())).sum(-1).mean()
+            w_tv = [v for a, v in tv_table if a <= pos][-1]
+            loss = distill_loss(kp, sh["vals"][b:b + args.batch], sh["idx"][b:b + args.batch], Td, w_tv)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -362,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="AdamW learning rate, constant or piecewise by pass index 'pass:lr,...' (the "
                          "default is how the committed run was made)")
     ap.add_argument("--warmup", type=int, default=50)
+    ap.add_argument("--tv", default="0:0",
+                    help="weight w of the acceptance term w·(1 − Σ min(p, q)) by pass, e.g. 0:0,492:5")
     ap.add_argument("--distill-T", default="0:1,42:0.7",
                     help="distillation temperature by pass 'pass:T,...': both distributions at T "
                          "(the goal is measured at T = 0.7)")
