@@ -18,7 +18,8 @@ draws its prompts from it).  Steps, all seeded (each shard of windows from ``(se
    layers initialised from target layers ``--init-layers``), loss = cross-entropy of the draft's
    kept-vocabulary distribution against the teacher's stored top-k probabilities (= KL(q‖p) up to a
    constant; from the pass given in ``--distill-T`` on, both at T = 0.7, the teacher renormalised
-   over its top-k), batches of ``--batch`` windows.  Pass order: shard 0, 1, 2, ...; after each new
+   over its top-k), plus, from the pass given in ``--tv``, w · (1 − Σ min(p, q)) over the top-k
+   (``distill_loss``), batches of ``--batch`` windows.  Pass order: shard 0, 1, 2, ...; after each new
    shard i > 0, r_i replay passes over shards drawn uniformly from 0..i-1 (seeded; r_i from
    ``--replays``).  The learning rate warms up linearly over ``--warmup`` steps and is then
    piecewise constant by pass (``--lr``).  Nothing depends on the total, so a run stopped after P
@@ -30,21 +31,25 @@ draws its prompts from it).  Steps, all seeded (each shard of windows from ``(se
 
 ``<ckpt>`` is ``toy_models/smollm2_draft/checkpoints/``.  ``teacher`` and ``train`` can run at the
 same time (``train`` waits for each shard file); the committed draft was made that way on a shared
-2-core CPU, one thread each.  The defaults of ``--lr``, ``--replays`` and ``--distill-T`` are that
-run's schedule, chosen while it ran: more replays once the trainer outpaced the teacher, a higher
-rate from pass 25, distillation at T = 0.7 from pass 42, a decaying rate from pass 90, and, in a
+2-core CPU, one thread each.  The defaults of ``--lr``, ``--replays``, ``--distill-T`` and ``--tv``
+are that run's schedule, chosen while it ran: more replays once the trainer outpaced the teacher, a
+higher rate from pass 25, distillation at T = 0.7 from pass 42, a decaying rate from pass 90; in a
 second session that resumed it at pass 140 while the teacher labelled shards 47-116, a higher rate
-again (6e-4) and a second decay from pass 300::
+again (6e-4) and a second decay from pass 300; in a third session that resumed it at pass 440 while
+the teacher labelled shards 117-189, the rate back at 3e-4, the acceptance term with w = 20 from
+pass 495 (``distill_loss``; chosen by short side-by-side runs from one checkpoint: + 0.02 held-out
+acceptance within 64 steps, where more passes without it had stalled) and a third decay from pass
+700::
 
     python -m toy_models.train_smollm2_draft prepare
-    nohup python -m toy_models.train_smollm2_draft teacher --shards 117 > toy_models/smollm2_draft/checkpoints/teacher.log 2>&1 &
-    nohup python -m toy_models.train_smollm2_draft train --shards 120 --passes 440 > toy_models/smollm2_draft/checkpoints/train.log 2>&1 &
+    nohup python -m toy_models.train_smollm2_draft teacher --shards 190 > toy_models/smollm2_draft/checkpoints/teacher.log 2>&1 &
+    nohup python -m toy_models.train_smollm2_draft train --shards 400 --passes 740 > toy_models/smollm2_draft/checkpoints/train.log 2>&1 &
     python -m toy_models.train_smollm2_draft export
 
-The committed weights are that run after 440 passes (3520 steps, 7.2M token-passes over 115
-shards = 1.9M distinct labelled tokens; about 2.5 hours on the shared CPU over two sessions).  A
-pass order depends only on ``--shards`` through its prefix, so ``--shards 120`` replays the first
-session's passes exactly.  ``all`` runs prepare, teacher and train one after the other.  The result depends only on the
+The committed weights are that run after 740 passes (5920 steps, 12.1M token-passes over 190
+shards = 3.1M distinct labelled tokens; about 4 hours on the shared CPU over three sessions).  A
+pass order depends only on ``--shards`` through its prefix, so ``--shards 400`` replays the earlier
+sessions' passes (run with ``--shards 120``) exactly.  ``all`` runs prepare, teacher and train one after the other.  The result depends only on the
 arguments and the seed, not on timing (up to floating-point nondeterminism of the CPU kernels).
 """
 from __future__ import annotations
@@ -267,8 +272,8 @@ def export(draft, args, order, pos, step, tokens_seen, rec, corpus) -> None:
     """Write the draft to ``toy_models/smollm2_draft/`` with the run's figures in config.json."""
     save_draft(draft, DRAFT_DIR, extra={"training": {
         "command": "python -m toy_models.train_smollm2_draft {prepare,teacher,train} "
-                   + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in sorted(vars(args).items())
-                              if k not in ("cmd", "fresh", "threads")),
+                   + " ".join(f"--{k.replace('_', '-')} {pos + 1 if k == 'passes' else v}"
+                              for k, v in sorted(vars(args).items()) if k not in ("cmd", "fresh", "threads")),
         "passes": pos + 1, "shards_seen": max(order[:pos + 1]) + 1, "steps": step,
         "tokens": tokens_seen, "heldout": {k: v for k, v in rec.items()
                                            if k.startswith(("acceptance", "target_mass", "kl"))},
@@ -380,11 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-windows", type=int, default=24)
     ap.add_argument("--eval-seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--lr", default="0:5e-4,25:1.5e-3,90:5e-4,115:1.5e-4,140:6e-4,300:3e-4,380:1.5e-4",
+    ap.add_argument("--lr", default="0:5e-4,25:1.5e-3,90:5e-4,115:1.5e-4,140:6e-4,300:3e-4,380:1.5e-4,440:3e-4,"
+                                    "700:1.5e-4",
                     help="AdamW learning rate, constant or piecewise by pass index 'pass:lr,...' (the "
                          "default is how the committed run was made)")
     ap.add_argument("--warmup", type=int, default=50)
-    ap.add_argument("--tv", default="0:0",
+    ap.add_argument("--tv", default="0:0,495:20",
                     help="weight w of the acceptance term w·(1 − Σ min(p, q)) by pass, e.g. 0:0,492:5")
     ap.add_argument("--distill-T", default="0:1,42:0.7",
                     help="distillation temperature by pass 'pass:T,...': both distributions at T "
