@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, _sync, decoder_methods
+from .decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods, synchronize
 from .hf_models import ModelPair
 from .verifier import get_verifier
 
@@ -170,7 +170,7 @@ def forward_seconds(model, device, vocab_size: int, tokens: int = 1, rows: int =
             for _ in range(repeats):
                 model(input_ids=new, past_key_values=cache, use_cache=True)
                 cache.crop(-tokens)
-            _sync(torch.device(device))
+            synchronize(torch.device(device))
             best = min(best, (time.perf_counter() - t0) / repeats)
     return best
 

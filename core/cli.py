@@ -21,6 +21,27 @@ class CLIError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
+def report_errors(run, oom_hint: str) -> int:
+    """``run()``'s exit status, with every failure printed as one line on stderr, never a traceback:
+    a user error or running out of memory (with ``oom_hint``) exits 2, an interruption 130 and
+    anything unexpected 1 (its type and first line)."""
+    try:
+        return run()
+    except CLIError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"error: out of memory; {oom_hint}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the command line shows one line, whatever failed
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"error: {type(exc).__name__}: {msg}", file=sys.stderr)
+        return 1
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse prints usage + message; keep it to one line
         raise CLIError(message)
@@ -221,13 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: the real decoder is unavailable ({exc})", file=sys.stderr)
             return 2
         return decoding_main(argv)
-    try:
+    def run() -> int:
         args = build_parser().parse_args(argv)
         handler = {"exact": cmd_exact, "bound": cmd_bound, "montecarlo": cmd_montecarlo}[args.command]
         return handler(args)
-    except CLIError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("error: out of memory; lower V, K or L", file=sys.stderr)
-        return 2
+
+    return report_errors(run, "lower V, K or L")

@@ -357,7 +357,8 @@ def _as_rng(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _sync(device: torch.device) -> None:
+def synchronize(device: torch.device) -> None:
+    """Wait for queued GPU work, so that a wall-clock reading covers it (nothing to wait for on a CPU)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -496,7 +497,7 @@ class SpeculativeDecoder:
         t_start = time.perf_counter()
         self.draft_lm.prefill(ids)
         self.target_lm.prefill(ids)
-        _sync(dev)
+        synchronize(dev)
         times["prefill"] = time.perf_counter() - t_start
         draft_calls0 = self.draft_lm.calls
         context = list(ids)
@@ -508,10 +509,10 @@ class SpeculativeDecoder:
         while stop is None:
             t0 = time.perf_counter()
             drafts, p = self.proposer.propose(context, K, L, coins)
-            _sync(dev)
+            synchronize(dev)
             t1 = time.perf_counter()
             q, distinct = self.scorer.score(context, drafts)
-            _sync(dev)
+            synchronize(dev)
             t2 = time.perf_counter()
             block = DraftBlock(drafts, p, q)
             verdict = self.verifier.verify(block, rng)
@@ -600,13 +601,13 @@ class AutoregressiveDecoder:
         self.lm.reset()
         t_start = time.perf_counter()
         self.lm.prefill(ids)
-        _sync(pair.device)
+        synchronize(pair.device)
         times["prefill"] = time.perf_counter() - t_start
         context, new, stop, steps = list(ids), [], None, 0
         while stop is None:
             t0 = time.perf_counter()
             probs = next_token_probs(self.lm.start(context)[:, -1], pair.vocab_size, self.sampling)[0]
-            _sync(pair.device)
+            synchronize(pair.device)
             times["target"] += time.perf_counter() - t0
             y = coins.categorical(probs)
             self.lm.commit(0, len(context))

@@ -11,7 +11,7 @@ import sys
 from typing import Sequence
 
 
-from .cli import CLIError, Parser, int_range, temperature_arg
+from .cli import CLIError, Parser, int_range, report_errors, temperature_arg
 
 
 def _top_p(text: str) -> float:
@@ -42,6 +42,9 @@ def _add_pair(p: argparse.ArgumentParser) -> None:
                    help="model dtype (default float32 on CPU)")
     p.add_argument("--threads", type=int_range("threads", 1, 256),
                    help="torch CPU threads (default: torch's choice for decode, 1 for bench)")
+    p.add_argument("--no-pack", action="store_true",
+                   help="on a CPU, keep torch's own linear layers (default: large ones run through "
+                        "oneDNN with packed weights, core.packed_linear)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -86,7 +89,7 @@ def _load(args):
     from .hf_models import load_pair, toy_pair
     if args.pair and (args.target or args.draft):
         raise CLIError("give either --pair or --target and --draft, not both")
-    kwargs = dict(device=args.device, dtype=args.dtype)
+    kwargs = dict(device=args.device, dtype=args.dtype, pack=not args.no_pack)
     if args.pair:
         return toy_pair(args.pair, **kwargs)
     if not (args.target and args.draft):
@@ -148,7 +151,8 @@ def cmd_bench(args) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
+
+    def run() -> int:
         args = build_parser().parse_args(argv)
         import torch
         from transformers.utils import logging as hf_logging
@@ -164,19 +168,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return {"decode": cmd_decode, "bench": cmd_bench}[args.command](args)
         except (PairError, DecodingError, VerifierError) as exc:
             raise CLIError(str(exc)) from None
-    except CLIError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except MemoryError:
-        print("error: out of memory; lower K, L or max-new-tokens", file=sys.stderr)
-        return 2
-    except Exception as exc:  # never a traceback on the command line
-        msg = str(exc).splitlines()[0] if str(exc) else ""
-        print(f"error: {type(exc).__name__}: {msg}", file=sys.stderr)
-        return 1
+
+    return report_errors(run, "lower K, L or max-new-tokens")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ from typing import Any
 
 import torch
 
+from core.packed_linear import pack_linears
+
 #: Bundled pairs, by the name the CLI takes after ``--pair``.
 BUNDLED_PAIRS = {"toy": Path(__file__).resolve().parent.parent / "toy_models" / "pystdlib"}
 
@@ -211,14 +213,18 @@ def pair_from_models(target, draft, tokenizer, *, draft_tokenizer=None, device=N
 
 
 def load_pair(target: str | Path, draft: str | Path, *, device: str | torch.device | None = None,
-              dtype: str | torch.dtype | None = None) -> ModelPair:
+              dtype: str | torch.dtype | None = None, pack: bool = True) -> ModelPair:
     """Load a target and a draft (local directories or hub names) with ``AutoModelForCausalLM`` and
-    ``AutoTokenizer``; refuse the pair, with the reason, when their tokenizers differ."""
+    ``AutoTokenizer``; refuse the pair, with the reason, when their tokenizers differ.  ``pack``: on
+    a CPU, run the linear layers through oneDNN with packed weights (``core.packed_linear``)."""
     device = torch.device(device) if device is not None else default_device()
     dtype = resolve_dtype(dtype, device)
     t_model, t_tok = _load_one(target, "target", device, dtype)
     d_model, d_tok = _load_one(draft, "draft", device, dtype)
     V = check_pair(t_model, d_model, t_tok, d_tok)
+    if pack:
+        pack_linears(t_model)
+        pack_linears(d_model)
     return ModelPair(t_model, d_model, t_tok, V, device, dtype, str(target), str(draft))
 
 

@@ -135,3 +135,23 @@ def test_montecarlo_json_replays():
     assert a == b
     lo, hi = a["expected_accepted_ci"]
     assert lo <= 11 / 9 <= hi
+
+
+def test_report_errors_prints_one_line(capsys):
+    """Both command lines report failures through ``report_errors``: one line, never a traceback."""
+    from core.cli import CLIError, report_errors
+
+    def fail(exc):
+        def run():
+            raise exc
+        return run
+
+    cases = [(CLIError("bad K"), 2, "error: bad K"),
+             (MemoryError(), 2, "error: out of memory; lower K"),
+             (KeyboardInterrupt(), 130, "error: interrupted"),
+             (RuntimeError("boom\nsecond line"), 1, "error: RuntimeError: boom")]
+    for exc, status, line in cases:
+        assert report_errors(fail(exc), "lower K") == status
+        err = capsys.readouterr().err
+        assert err == line + "\n"
+    assert report_errors(lambda: 0, "lower K") == 0

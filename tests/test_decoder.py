@@ -485,3 +485,25 @@ def test_forward_seconds_leaves_the_cache_as_it_found_it(tiny):
     assert sec > 0
     assert seen[0] == ((2, 5), None)                               # the cache is built once
     assert seen[1:] == [((2, 3), 5)] * 6                           # then 3 × 2 timed passes at length 5
+
+
+@needs_toy
+def test_packed_heads_decode_like_plain_ones():
+    """On a CPU the loaders pack the large linear layers (here the two output heads) for oneDNN;
+    ``pack=False`` and the CLI's ``--no-pack`` keep torch's.  Greedy decoding is the same."""
+    from core.packed_linear import PackedLinear, can_pack
+
+    packed, plain = toy_pair(), toy_pair(pack=False)
+    assert isinstance(packed.target.lm_head, PackedLinear) == can_pack(torch.float32)
+    assert isinstance(packed.draft.lm_head, PackedLinear) == can_pack(torch.float32)
+    assert not any(isinstance(m, PackedLinear) for m in (*plain.target.modules(), *plain.draft.modules()))
+    greedy = SamplingConfig(0.0)
+    a = SpeculativeDecoder(packed, "sd", 1, 4, greedy, trace=False).generate(PY_PROMPT, 24, seed=0)
+    b = SpeculativeDecoder(plain, "sd", 1, 4, greedy, trace=False).generate(PY_PROMPT, 24, seed=0)
+    assert a.tokens == b.tokens and len(a.tokens) == 24
+    out = subprocess.run([sys.executable, "-m", "core", "decode", "--pair", "toy", "--method", "sd",
+                          "--K", "1", "--L", "4", "--temperature", "0", "--max-new-tokens", "24",
+                          "--prompt", PY_PROMPT, "--json", "--threads", "1", "--no-pack"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["tokens"] == b.tokens

@@ -6,6 +6,7 @@ pair is loaded once per module (about 20-30 s).  No test times anything.
 from __future__ import annotations
 
 import importlib.util
+import json
 
 import numpy as np
 import pytest
@@ -82,7 +83,11 @@ def test_pair_loads(pair):
     assert pair.vocab_size == 49152 and pair.dtype == torch.float32
     assert pair.target.config.num_hidden_layers == 30
     assert sum(p.numel() for p in pair.target.parameters()) == pytest.approx(134.5e6, rel=0.01)
-    assert pair.draft.config.num_hidden_layers == 2
+    stored = json.loads((smollm2.DRAFT_DIR / "config.json").read_text())
+    assert pair.draft.config.num_hidden_layers == stored["num_hidden_layers"] == len(pair.draft.model.layers)
+    # on a CPU whose oneDNN packs float32, the target's linear layers run packed (core.packed_linear)
+    from core.packed_linear import PackedLinear, can_pack
+    assert isinstance(pair.target.lm_head, PackedLinear) == can_pack(torch.float32)
     # the draft shares the target's embedding and slices its head (nothing duplicated on disk)
     assert pair.draft.model.embed_tokens.weight is pair.target.model.embed_tokens.weight
     head = pair.target.get_output_embeddings().weight
@@ -164,3 +169,34 @@ def test_sampled_decoding_replays(pair):
     for it in a.iterations:
         assert all(int(t) in kept for row in it.drafts for t in row)
         assert np.isclose(it.block.p[()].sum(), 1.0)
+
+
+def test_grow_preserves_the_draft_and_its_cache():
+    """``grow`` inserts a layer whose output projections are zero: the draft's logits are unchanged
+    exactly, the cache indexes the new layer count, and the zero projections get gradients."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from toy_models.train_smollm2_draft import grow
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    target = LlamaForCausalLM(cfg).eval()
+    draft = smollm2.build_draft(target, torch.arange(40), 2, init_layers=[0, 3]).eval()
+    ids = torch.randint(0, 64, (2, 9))
+    with torch.no_grad():
+        before = draft(input_ids=ids, use_cache=False).logits
+        grow(draft, target, 1, 2)
+        after = draft(input_ids=ids, use_cache=False).logits
+        out = draft(input_ids=ids[:, :6], use_cache=True)
+        step = draft(input_ids=ids[:, 6:], past_key_values=out.past_key_values, use_cache=True)
+    assert draft.config.num_hidden_layers == 3 and len(draft.model.layers) == 3
+    assert [lyr.self_attn.layer_idx for lyr in draft.model.layers] == [0, 1, 2]
+    assert torch.equal(draft.model.layers[1].self_attn.q_proj.weight, target.model.layers[2].self_attn.q_proj.weight)
+    assert torch.equal(after, before)
+    torch.testing.assert_close(step.logits, before[:, 6:], rtol=1e-5, atol=1e-5)
+    draft.train()
+    kp, _ = draft.kept_logits(input_ids=ids, use_cache=False)
+    kp.logsumexp(-1).sum().backward()
+    assert float(draft.model.layers[1].self_attn.o_proj.weight.grad.abs().sum()) > 0
+    assert float(draft.model.layers[1].mlp.down_proj.weight.grad.abs().sum()) > 0

