@@ -286,7 +286,7 @@ def load_smollm2_pair(device: str | torch.device | None = None,
         pack_linears(draft)
     return pair_from_models(target, draft, tokenizer, device=device, dtype=dtype,
                             target_name="SmolLM2-135M-Instruct (GGUF Q4_1)",
-                            draft_name="SmolLM2 distilled 2-layer draft")
+                            draft_name=f"SmolLM2 distilled {draft.config.num_hidden_layers}-layer draft")
 
 
 # ---------------------------------------------------------------------------------------------
