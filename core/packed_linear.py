@@ -23,6 +23,8 @@ one ``ModelPair``.
 """
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import nn
 
@@ -44,13 +46,21 @@ class PackedLinear(nn.Module):
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.weight = linear.weight
         self.bias = linear.bias
+        self._pack()
+
+    def _pack(self) -> None:
         # A plain attribute, not a buffer: ``.to()`` and ``state_dict`` must not see the opaque tensor.
-        self._packed = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
+        self._packed = torch.ops.mkldnn._reorder_linear_weight(self.weight.detach(), None)
+        # In-place writes to the weight (``load_state_dict``, ``copy_``) bump its version counter;
+        # the packed copy is rebuilt then, never used stale.
+        self._packed_version = self.weight._version
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if (x.device.type != "cpu" or x.dtype != self._packed.dtype or self.weight.device.type != "cpu"
                 or (torch.is_grad_enabled() and (x.requires_grad or self.weight.requires_grad))):
             return nn.functional.linear(x, self.weight, self.bias)
+        if self.weight._version != self._packed_version:
+            self._pack()
         bias = None if self.bias is None else self.bias.detach()
         return torch.ops.mkldnn._linear_pointwise(x, self._packed, bias, "none", [], "")
 
@@ -58,6 +68,7 @@ class PackedLinear(nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, packed=oneDNN"
 
 
+@functools.lru_cache(maxsize=None)
 def can_pack(dtype: torch.dtype) -> bool:
     """Whether this CPU's oneDNN packs ``dtype`` weights (it refuses float16 without AVX512-FP16)."""
     if dtype not in PACKABLE or not torch.backends.mkldnn.is_available():

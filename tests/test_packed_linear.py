@@ -70,3 +70,16 @@ def test_fallbacks_use_the_plain_path():
     assert lin.weight.grad is not None                   # the shared parameter learns
     double = nn.Sequential(nn.Linear(4, 4)).to(torch.float64)
     assert pack_linears(double) == 0 and type(double[0]) is nn.Linear
+
+
+@needs_onednn
+def test_an_in_place_weight_change_repacks():
+    """``load_state_dict`` (an in-place copy) after packing: the packed copy follows, never stale."""
+    torch.manual_seed(2)
+    lin = nn.Linear(64, 32)
+    packed = PackedLinear(lin)
+    x = torch.randn(3, 64)
+    new = {"weight": torch.randn(32, 64), "bias": torch.randn(32)}
+    packed.load_state_dict(new)
+    with torch.no_grad():
+        torch.testing.assert_close(packed(x), x @ new["weight"].T + new["bias"], rtol=1e-5, atol=1e-5)
