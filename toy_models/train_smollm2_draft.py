@@ -322,6 +322,10 @@ def trainable(draft) -> list[torch.nn.Parameter]:
     return [p for n, p in draft.named_parameters() if p.requires_grad and not n.startswith("model.embed_tokens")]
 
 
+def adamw(params: list[torch.nn.Parameter], lr: float) -> torch.optim.AdamW:
+    return torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+
+
 def export(draft, args, order, pos, step, tokens_seen, rec, corpus) -> None:
     """Write the draft to ``toy_models/smollm2_draft/`` with the run's figures in config.json."""
     save_draft(draft, DRAFT_DIR, extra={"training": {
@@ -371,7 +375,8 @@ def train(args) -> None:
     lr_table = parse_lr(args.lr)
     dT_table = parse_lr(args.distill_T)
     tv_table = parse_lr(args.tv)
-    opt = torch.optim.AdamW(params, lr=lr_table[0][1], betas=(0.9, 0.98), weight_decay=0.0)
+    opt = adamw(params, lr_table[0][1])
+    grows = parse_grow(args.grow)
     order = pass_order(args.shards, args.seed, args.replays)
     if st is not None:
         draft.load_state_dict(st["draft"], strict=False)
@@ -389,14 +394,14 @@ def train(args) -> None:
     tokens_seen = history[-1].get("tokens", 0) if history else 0
     last = len(order) if args.passes is None else min(len(order), args.passes)
     for pos in range(start, last):
-        for when, at, source in parse_grow(args.grow):
+        for when, at, source in grows:
             if when == pos:
                 grow(draft, target, at, source)
                 draft.train()
                 # A new optimiser over the grown parameter list; the old parameters keep their moments.
                 old = opt
                 params = trainable(draft)
-                opt = torch.optim.AdamW(params, lr=lr_table[0][1], betas=(0.9, 0.98), weight_decay=0.0)
+                opt = adamw(params, lr_table[0][1])
                 for prm in params:
                     if prm in old.state:
                         opt.state[prm] = old.state[prm]
@@ -429,8 +434,7 @@ def train(args) -> None:
             draft.train()
             export(draft, args, order, pos, step, tokens_seen, rec, corpus)
         history.append(rec)
-        st = {"draft": {k: v for k, v in draft.state_dict().items()
-                        if not k.startswith("model.embed_tokens") and k != "head_weight"},
+        st = {"draft": draft.trainable_state(),
               "opt": opt.state_dict(), "pos": pos, "step": step, "history": history, "args": vars(args)}
         torch.save(st, str(ckpt) + ".tmp")
         Path(str(ckpt) + ".tmp").replace(ckpt)
