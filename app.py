@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app.py` from elsewhere still fin
 
 import streamlit as st  # noqa: E402
 
-import ui  # noqa: E402
+from pages.ui import legacy_ui as ui  # noqa: E402
 
 st.set_page_config(page_title="Multi-draft block verification explorer", page_icon=":material/account_tree:",
                    layout="wide", initial_sidebar_state="expanded")

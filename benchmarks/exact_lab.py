@@ -14,8 +14,8 @@ import time
 
 import toy_models as tm
 from core.bounds import optimal_lp
-from core.exact import exact_analysis
-from core.verifier import make_verifier, method_names
+from core.analysis.exact import exact_analysis
+from core.rules.registry import make_verifier, method_names
 
 GRID = [(4, 1, 6), (8, 1, 4), (16, 1, 3), (64, 1, 2), (2, 1, 12), (2, 2, 6), (2, 3, 4), (2, 4, 3),
         (2, 6, 2), (4, 2, 3), (4, 3, 2), (4, 6, 1), (8, 2, 2), (16, 3, 1), (3, 3, 3)]

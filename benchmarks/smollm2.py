@@ -1,4 +1,4 @@
-"""Benchmark of the offline SmolLM2 pair (toy_models/smollm2.py): draft quality and decoding speed.
+"""Benchmark of the offline SmolLM2 pair (core/decoding/smollm2.py): draft quality and decoding speed.
 
     python -m benchmarks.smollm2 [--prompts 4] [--new-tokens 48] [--L 4] [--K 4] [--json out.json]
 
@@ -7,7 +7,7 @@ All figures come from one run, seeded, on held-out code (standard-library files 
 
 1. **Acceptance.**  On ``--windows`` held-out windows of ``--window`` tokens, both models score every
    position; per position the single-token acceptance 1 − TV(p_T, q_T) = Σ_x min(p_T(x), q_T(x)) is
-   computed exactly over the full vocabulary (``core.decoder.next_token_probs``, float64) at
+   computed exactly over the full vocabulary (``core.decoding.decoder.next_token_probs``, float64) at
    T = 0.7 (the goal) and T = 1, plus greedy agreement (argmax p = argmax q), and the standard
    error of the T = 0.7 mean over windows.  The same is reported
    for the untrained draft (target layers 0 and 29 on the same head: the layer-skip baseline).
@@ -20,7 +20,7 @@ All figures come from one run, seeded, on held-out code (standard-library files 
    autoregressive tokens/s; block efficiency = Σ(τ + 1) / iterations; an iteration's cost in
    autoregressive steps = seconds per iteration / seconds per autoregressive token, so speedup =
    block efficiency / that cost.  Before that, single forward passes are timed (target fed 1,
-   L + 1 and K·(L + 1) tokens, draft fed 1 and K; ``core.bench.forward_seconds``) to show where an
+   L + 1 and K·(L + 1) tokens, draft fed 1 and K; ``core.bench.decoding.forward_seconds``) to show where an
    iteration's cost comes from.  ``mean_root_acceptance`` is
    the exact 1 − TV at the root of every iteration (one draft; ``DecodeMetrics``).  The decoders keep
    no traces while timed, as a user's generation would not.
@@ -38,9 +38,9 @@ import time
 import numpy as np
 import torch
 
-from core.bench import forward_seconds
-from core.decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, next_token_probs
-from core.verifier import get_verifier
+from core.bench.decoding import forward_seconds
+from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, next_token_probs
+from core.rules.registry import get_verifier
 
 
 def heldout_windows(tokenizer, n: int, length: int, seed: int) -> list[list[int]]:
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    from toy_models.smollm2 import build_draft, load_smollm2_pair
+    from core.decoding.smollm2 import build_draft, load_smollm2_pair
 
     def log(msg):
         print(time.strftime("%H:%M:%S"), msg, flush=True)

@@ -1,12 +1,26 @@
-"""Multi-draft block verification for speculative decoding: rules, exact analysis, bounds.
+"""Multi-draft block verification for speculative decoding: rules, exact analysis, bounds, decoding.
 
-Notation follows ``shared/spec/verification.md``: p is the draft model, q the target.  This package
-never imports streamlit or plotly; torch is imported only by the real decoder (``core.decoder``), so
-that the exact laboratory starts quickly.
+p is the draft model, q the target (``docs/maths.md``).  The sub-packages are the layers, each
+importing only from those listed before it (``tests/test_imports.py`` enforces it):
+
+==================  ==================================================================================
+``core.errors``     the one error family
+``core.data``       draft trees, traces, coins (seeded sampling and exact enumeration), distributions
+``core.bounds``     bounds on E[τ]: closed forms (numpy) apart from the LPs (scipy)
+``core.rules``      the ``Verifier`` interface, one module per rule, the registry
+``core.analysis``   exact laws, Monte Carlo, Algorithm 2 compensation, the claim verdicts
+``core.decoding``   real causal-LM pairs (torch, transformers): propose, score, verify, commit
+``core.bench``      decoder benchmarks
+``core.training``   the SmolLM2 draft's trainer
+``core.cli``        ``python -m core ...``
+==================  ==================================================================================
+
+This package never imports streamlit or plotly.  ``import core`` and listing the rules
+(``method_names()``) import numpy alone: neither scipy nor torch.
 """
-from .tree import DraftBlock, Node
-from .trace import Outcome, Test, Trace, Verdict
-from .verifier import REGISTRY, Verifier, VerifierError, get_verifier, method_names
+from core.data.trace import Outcome, Test, Trace, Verdict
+from core.data.tree import DraftBlock, Node
+from core.rules.registry import REGISTRY, Verifier, VerifierError, get_verifier, method_names
 
 __all__ = ["DraftBlock", "Node", "Outcome", "Test", "Trace", "Verdict", "REGISTRY", "Verifier",
            "VerifierError", "get_verifier", "method_names"]

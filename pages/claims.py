@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import figures
-import ui
+from pages.ui import figures
+from pages.ui import legacy_ui as ui
 from toy_models import IIDModel, random_pair
 
 ui.router_guard()
@@ -74,7 +74,7 @@ with ui.guard("the losslessness verdict"):
     with box:
         if not lossless:
             with ui.guard("Algorithm 2 (reconstructed)"):
-                from core.compensation import compensation
+                from core.analysis.compensation import compensation
                 draft, target = cfg.models
                 comp = compensation(GBV, draft, target, cfg.K, cfg.L)
                 if comp.over_emission:
@@ -88,7 +88,7 @@ with ui.guard("the losslessness verdict"):
                                 "compensated target exists (reconstructed exactly).")
                     verdicts["Lossless with Algorithm 2"] = HOLDS
                     if cfg.V <= 3 and cfg.L <= 2 and cfg.K <= 3:
-                        from core.compensation import iterate_exact
+                        from core.analysis.compensation import iterate_exact
                         runs = {c: iterate_exact(GBV, draft, target, cfg.K, cfg.L, 2, compensate_target=c)
                                 for c in (False, True)}
                         st.dataframe(pd.DataFrame([

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import figures
-import ui
+from pages.ui import figures
+from pages.ui import legacy_ui as ui
 
 ui.router_guard()
 

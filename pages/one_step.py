@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import figures
-import ui
+from pages.ui import figures
+from pages.ui import legacy_ui as ui
 
 ui.router_guard()
 

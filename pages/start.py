@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-import figures
-import ui
+from pages.ui import figures
+from pages.ui import legacy_ui as ui
 from toy_models import PRESETS
 
 ui.router_guard()

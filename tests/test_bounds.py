@@ -15,9 +15,9 @@ import pytest
 from core import bounds
 from core.bounds import (BoundsTooLarge, acausal_bound, check_size, claimed_cic, greedy_relaxation,
                          optimal_lp, single_token_bound, single_token_lp, single_token_optimum)
-from core.lp_optimal import LPOptimal
-from core.tree import DraftBlock
-from core.verifier import REGISTRY, VerifierError
+from core.rules.lp_optimal import LPOptimal
+from core.data.tree import DraftBlock
+from core.rules.registry import REGISTRY, VerifierError
 from toy_models import IIDModel, binary_toy, random_pair
 
 TOL = 1e-9

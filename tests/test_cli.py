@@ -139,7 +139,7 @@ def test_montecarlo_json_replays():
 
 def test_report_errors_prints_one_line(capsys):
     """Both command lines report failures through ``report_errors``: one line, never a traceback."""
-    from core.cli import CLIError, report_errors
+    from core.cli.args import CLIError, report_errors
 
     def fail(exc):
         def run():

@@ -1,4 +1,4 @@
-"""The real speculative decoder (core.decoder) over Hugging Face model pairs.
+"""The real speculative decoder (core.decoding.decoder) over Hugging Face model pairs.
 
 Two pairs: a tiny random Llama pair built here (vocabulary 8, float64, milliseconds per call) for the
 statistical and cache tests, and the bundled pair (toy_models/pystdlib, loaded in float64 so that
@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.decoder import (AutoregressiveDecoder, DecodingError, SamplingConfig, SpeculativeDecoder,
-                          decoder_methods, next_token_probs)
-from core.hf_models import BUNDLED_PAIRS, PairError, pair_from_models, tokenizer_mismatch, toy_pair
-from core.verifier import get_verifier
+from core.decoding import (AutoregressiveDecoder, DecodingError, SamplingConfig, SpeculativeDecoder,
+                           decoder_methods, next_token_probs)
+from core.decoding.pairs import PairError, pair_from_models, tokenizer_mismatch
+from core.decoding.presets import BUNDLED_PAIRS, toy_pair
+from core.rules.registry import get_verifier
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_TOY = (BUNDLED_PAIRS["toy"] / "target" / "config.json").exists() and \
@@ -230,8 +231,8 @@ def test_keeping_traces_changes_nothing_but_the_traces(tiny, method):
 
 
 def test_best_of_k_lean_trace_has_h_where_coins_were_tossed():
-    from core.best_of_k import BestOfKBV
-    from core.tree import DraftBlock
+    from core.rules.best_of_k import BestOfKBV
+    from core.data.tree import DraftBlock
     rng = np.random.default_rng(3)
     V = 6
     p_cond = {}
@@ -355,7 +356,7 @@ def test_bad_pairs_are_refused_with_the_reason(tiny):
     small = tiny_model(6, 16, 1, seed=0, scale=1.0)
     with pytest.raises(PairError, match="draft model has 6 output logits, fewer than the tokenizer's 8"):
         pair_from_models(tiny.target, small, tiny_tokenizer(8))
-    from core.hf_models import load_pair
+    from core.decoding.pairs import load_pair
     with pytest.raises(PairError, match="not a model directory"):
         load_pair("/nonexistent/target", "/nonexistent/draft")
 
@@ -380,7 +381,7 @@ def test_bad_arguments_fail_clearly(tiny):
 
 
 def test_cli_errors_are_one_line(capsys):
-    from core.decoding_cli import main
+    from core.cli.decode import main
     for argv, msg in [
         (["decode", "--method", "sd"], "give --pair toy"),
         (["decode", "--pair", "toy", "--method", "lp_optimal"], "needs toy models"),
@@ -466,7 +467,7 @@ def test_cli_decode_json_with_samples():
 def test_forward_seconds_leaves_the_cache_as_it_found_it(tiny):
     """The benchmark's pass timer feeds rows × tokens after a cache and crops them off each time, so
     every timed pass sees the same context length: the model's cache never grows."""
-    from core.bench import forward_seconds
+    from core.bench.decoding import forward_seconds
 
     seen = []
     model = tiny.target
@@ -491,7 +492,7 @@ def test_forward_seconds_leaves_the_cache_as_it_found_it(tiny):
 def test_packed_heads_decode_like_plain_ones():
     """On a CPU the loaders pack the large linear layers (here the two output heads) for oneDNN;
     ``pack=False`` and the CLI's ``--no-pack`` keep torch's.  Greedy decoding is the same."""
-    from core.packed_linear import PackedLinear, can_pack
+    from core.decoding.packed_linear import PackedLinear, can_pack
 
     packed, plain = toy_pair(), toy_pair(pack=False)
     assert isinstance(packed.target.lm_head, PackedLinear) == can_pack(torch.float32)

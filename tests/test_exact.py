@@ -9,11 +9,11 @@ import pytest
 
 import toy_models as tm
 from core import get_verifier, method_names
-from core.compensation import compensation, iterate_exact
-from core.exact import exact_analysis
-from core.verifier import REGISTRY, make_verifier
-from core.montecarlo import monte_carlo
-from core.sampling import draw_block
+from core.analysis.compensation import compensation, iterate_exact
+from core.analysis.exact import exact_analysis
+from core.rules.registry import REGISTRY, make_verifier
+from core.analysis.montecarlo import monte_carlo
+from core.analysis.sampling import draw_block
 
 LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
 DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "lp_optimal"]
@@ -223,7 +223,7 @@ def test_over_emission_is_reported(toy):
 
 def test_spectr_gbv_trace_keeps_rejected_set_and_skips_it():
     """Two identical drafts: a sub-block rejected for draft 1 is in H and not tested again."""
-    from core.tree import DraftBlock
+    from core.data.tree import DraftBlock
     toy = tm.binary_toy()
     block = DraftBlock.from_models([[0, 0, 0], [0, 0, 0]], toy.draft.cond, toy.target.cond)
 

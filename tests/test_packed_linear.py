@@ -1,11 +1,11 @@
-"""core.packed_linear: oneDNN-packed CPU linear layers compute what nn.Linear computes."""
+"""core.decoding.packed_linear: oneDNN-packed CPU linear layers compute what nn.Linear computes."""
 from __future__ import annotations
 
 import pytest
 import torch
 from torch import nn
 
-from core.packed_linear import PackedLinear, can_pack, pack_linears
+from core.decoding.packed_linear import PackedLinear, can_pack, pack_linears
 
 needs_onednn = pytest.mark.skipif(not can_pack(torch.float32),
                                   reason="this CPU's oneDNN does not pack float32 weights")

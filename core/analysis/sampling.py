@@ -1,0 +1,28 @@
+"""Drawing K i.i.d. drafts of length L from a toy draft model, seeded."""
+from __future__ import annotations
+
+import numpy as np
+
+from toy_models import ToyModel
+
+from core.data.coins import RandomCoins
+from core.data.tree import DraftBlock
+
+
+def sample_drafts(draft: ToyModel, K: int, L: int, rng: np.random.Generator | int | None) -> np.ndarray:
+    """K i.i.d. paths x^(k) ~ p, each drawn autoregressively: a (K, L) int64 array."""
+    coins = RandomCoins(rng)
+    out = np.zeros((K, L), dtype=np.int64)
+    for k in range(K):
+        prefix: tuple[int, ...] = ()
+        for i in range(L):
+            prefix += (coins.categorical(draft.cond(prefix)),)
+        out[k] = prefix
+    return out
+
+
+def draw_block(draft: ToyModel, target: ToyModel, K: int, L: int,
+               rng: np.random.Generator | int | None) -> DraftBlock:
+    """A draft block on toy models: K sampled drafts with p and q along the draft tree."""
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return DraftBlock.from_models(sample_drafts(draft, K, L, rng), draft.cond, target.cond)

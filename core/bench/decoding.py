@@ -1,0 +1,323 @@
+"""Benchmark of the real decoder: block efficiency and wall-clock speed over a grid of K, L and T.
+
+Every number is measured in one run, side by side: for each temperature the target's own
+autoregressive decoding (our loop, the same sampling code) is timed before and after that
+temperature's rows and their mean is the reference for ``speedup_vs_autoregressive``; Hugging Face
+``generate`` without and with ``assistant_model`` (assisted generation, constant L and HF's default
+schedule) runs on the same pair, prompts and token budget.  Each configuration generates
+``max_new_tokens`` new tokens for each prompt (sample j seeded (seed, j)); block efficiency is
+Σ(τ+1) / iterations and tokens per second is Σ tokens / Σ wall time over the prompts.
+
+``goals`` compares the results with the issue's targets: multi-draft block efficiency at K = 4 over
+single-draft SD at the same L and T (≥ 1.25), the best lossless method over autoregressive decoding
+(≥ 1.3x), our K = 1 SD over HF assisted generation at the same L and T (≥ 1), and verification's
+share of an iteration's time (< 10%).
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods, synchronize
+from core.decoding.pairs import ModelPair
+from core.rules.registry import get_verifier
+
+PROMPTS = [
+    "import os\nimport sys\n\n\ndef main(",
+    "class Config:\n    \"\"\"A configuration object.\"\"\"\n\n    def __init__(self, ",
+    "def read_lines(path):\n    with open(path) as f:\n",
+    "    for i in range(len(self.",
+    "# Copyright 2001 Python Software Foundation\n\"\"\"Utilities for ",
+    "if __name__ == \"__main__\":\n",
+]
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    methods: tuple[str, ...]
+    Ks: tuple[int, ...]
+    Ls: tuple[int, ...]
+    temperatures: tuple[float, ...]
+    max_new_tokens: int
+    prompts: int
+    seed: int = 0
+    hf: bool = True
+
+    @classmethod
+    def default(cls, quick: bool = False) -> "BenchConfig":
+        if quick:
+            return cls(("sd", "bv", "specinfer"), (1, 2), (3,), (0.0, 1.0), 24, 2)
+        return cls(tuple(decoder_methods()), (1, 2, 4), (3, 5), (0.0, 0.7, 1.0), 96, 6)
+
+    def with_overrides(self, **kw) -> "BenchConfig":
+        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items() if v is not None}
+        return replace(self, **kw)
+
+
+def _grid(cfg: BenchConfig):
+    """(method, K, L, T) rows.  At T = 0 every rule is greedy decoding of the target, so only
+    K = 1 rows of single-draft rules run; K = 1 rows of multi-draft rules are skipped (each reduces
+    to a single-draft rule)."""
+    for T in cfg.temperatures:
+        for L in cfg.Ls:
+            for K in cfg.Ks:
+                for m in cfg.methods:
+                    single = get_verifier(m).single_draft
+                    if single and K > 1:
+                        continue
+                    if not single and K == 1:
+                        continue
+                    if T == 0 and K > 1:
+                        continue
+                    yield m, K, L, T
+
+
+def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int) -> dict:
+    tokens = iterations = accepted = 0
+    wall = 0.0
+    split = dict(draft=0.0, target=0.0, verify=0.0, other=0.0)
+    per_pos = []
+    for j in range(n_prompts):
+        t0 = time.perf_counter()
+        n_tok, n_it, n_acc, extra = run(j)
+        wall += time.perf_counter() - t0
+        tokens += n_tok
+        iterations += n_it
+        accepted += n_acc
+        for k in split:
+            split[k] += extra.get(k, 0.0)
+        if "per_pos" in extra:
+            per_pos.append((n_it, extra["per_pos"]))
+    out = {"tokens": tokens, "iterations": iterations, "wall_s": wall,
+           "tokens_per_second": tokens / wall if wall > 0 else 0.0,
+           "block_efficiency": (accepted + iterations) / iterations if iterations else None}
+    loop = sum(split.values())
+    if loop > 0:
+        out["time_split"] = {k: v / loop for k, v in split.items()}
+        out["verify_fraction"] = split["verify"] / loop
+    if per_pos:
+        n = sum(w for w, _ in per_pos)
+        out["acceptance_per_position"] = [sum(w * a[i] for w, a in per_pos) / n
+                                          for i in range(len(per_pos[0][1]))]
+    return out
+
+
+def _ours(decoder, prompts, max_new, seed):
+    def run(j):
+        g = decoder.generate(prompts[j], max_new, np.random.default_rng([seed, j]))
+        m = g.metrics
+        return m.tokens_generated, m.iterations, m.accepted_tokens, dict(
+            draft=m.time_draft_s, target=m.time_target_s, verify=m.time_verify_s, other=m.time_other_s,
+            per_pos=m.acceptance_per_position)
+    return run
+
+
+def _hf(pair: ModelPair, prompts, max_new, seed, T, assistant: bool, L: int | None):
+    """HF generate on the target, optionally with the draft as assistant model (assisted
+    generation: SD at T > 0, greedy matching at T = 0).  No top-k/top-p: plain temperature."""
+    from transformers import GenerationConfig
+
+    def run(j):
+        ids = torch.tensor([pair.encode(prompts[j])], device=pair.device)
+        torch.manual_seed(seed * 1000 + j)
+        kw = dict(max_new_tokens=max_new, do_sample=T > 0, top_k=None, top_p=None,
+                  pad_token_id=pair.tokenizer.pad_token_id if pair.tokenizer.pad_token_id is not None
+                  else min(pair.eos_ids), eos_token_id=sorted(pair.eos_ids) or None)
+        if T > 0:
+            kw["temperature"] = T
+        extra = {}
+        gen_cfg = pair.draft.generation_config
+        saved = {k: getattr(gen_cfg, k, None) for k in
+                 ("num_assistant_tokens", "num_assistant_tokens_schedule", "assistant_confidence_threshold")}
+        if assistant:
+            extra["assistant_model"] = pair.draft
+            if L is not None:       # constant L, no early stop on the draft's confidence
+                gen_cfg.num_assistant_tokens = L
+                gen_cfg.num_assistant_tokens_schedule = "constant"
+                gen_cfg.assistant_confidence_threshold = 0.0
+            else:                   # HF's defaults, reset at every call
+                gen_cfg.num_assistant_tokens_schedule = "heuristic_transient"
+        try:
+            with torch.inference_mode():
+                out = pair.target.generate(ids, attention_mask=torch.ones_like(ids),
+                                           generation_config=GenerationConfig(**kw), **extra)
+        finally:
+            for k, v in saved.items():
+                setattr(gen_cfg, k, v)
+        n = int(out.shape[1] - ids.shape[1])
+        return n, 0, 0, {}
+    return run
+
+
+def forward_seconds(model, device, vocab_size: int, tokens: int = 1, rows: int = 1, context: int = 64,
+                    repeats: int = 30) -> float:
+    """Seconds per forward pass that feeds ``rows`` × ``tokens`` new tokens after a KV cache of
+    ``context`` tokens per row (random ids, seeded), best of three means of ``repeats`` passes."""
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, vocab_size, (1, context), generator=gen).expand(rows, -1).to(device)
+    new = torch.randint(0, vocab_size, (rows, tokens), generator=gen).to(device)
+    best = float("inf")
+    with torch.inference_mode():
+        cache = model(input_ids=ids, use_cache=True).past_key_values
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for _ in range(repeats):
+                model(input_ids=new, past_key_values=cache, use_cache=True)
+                cache.crop(-tokens)
+            synchronize(torch.device(device))
+            best = min(best, (time.perf_counter() - t0) / repeats)
+    return best
+
+
+def forward_costs(pair: ModelPair, context: int = 64, repeats: int = 30) -> dict:
+    """Seconds per single-token forward pass with a KV cache of ``context`` tokens, per model."""
+    out = {f"{role}_forward_s": forward_seconds(model, pair.device, pair.vocab_size, context=context,
+                                                repeats=repeats)
+           for role, model in (("target", pair.target), ("draft", pair.draft))}
+    out["cost_ratio"] = out["target_forward_s"] / out["draft_forward_s"]
+    return out
+
+
+def pair_acceptance(pair: ModelPair, prompts, n_tokens: int = 64, seed: int = 0) -> float:
+    """Mean over positions of 1 − TV(p, q) = Σ_x min(p(x), q(x)) at T = 1, along target samples."""
+    from core.decoding import next_token_probs
+    vals = []
+    ar = AutoregressiveDecoder(pair, SamplingConfig(1.0))
+    with torch.inference_mode():
+        for j, prompt in enumerate(prompts):
+            g = ar.generate(prompt, n_tokens, np.random.default_rng([seed, 99, j]))
+            seq = torch.tensor([g.prompt_ids + g.tokens], device=pair.device)
+            n0 = len(g.prompt_ids)
+            pq = [next_token_probs(m(input_ids=seq).logits[0, n0 - 1:-1], pair.vocab_size,
+                                   SamplingConfig(1.0)) for m in (pair.draft, pair.target)]
+            vals.extend(np.minimum(pq[0], pq[1]).sum(axis=1).tolist())
+    return float(np.mean(vals))
+
+
+def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None] | None = None) -> dict:
+    say = progress or (lambda msg: None)
+    prompts = PROMPTS[: cfg.prompts]
+    if len(prompts) < cfg.prompts:
+        prompts = (PROMPTS * cfg.prompts)[: cfg.prompts]
+    started = time.time()
+    # warm-up (first calls allocate)
+    SpeculativeDecoder(pair, "sd", 2, 2, SamplingConfig(1.0), trace=False).generate(prompts[0], 8, 0)
+    AutoregressiveDecoder(pair, SamplingConfig(1.0)).generate(prompts[0], 8, 0)
+
+    info = {"threads": torch.get_num_threads(), "device": str(pair.device), "dtype": str(pair.dtype),
+            "target": pair.target_name, "draft": pair.draft_name, "prompts": len(prompts),
+            "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed}
+    record = Path(pair.target_name).parent / "training.json"
+    if record.is_file():                    # a pair trained by toy_models/train_pair.py
+        rec = json.loads(record.read_text())
+        info["val_loss"] = {k: rec[k].get("final_val_loss") for k in ("draft", "target") if k in rec}
+        if "draft_distillation" in rec:     # the exported draft is the distilled one
+            info["val_loss"]["draft"] = rec["draft_distillation"].get("final_val_loss")
+    info.update(forward_costs(pair))
+    say(f"forward cost: target {info['target_forward_s']*1e3:.2f} ms, draft "
+        f"{info['draft_forward_s']*1e3:.2f} ms, ratio {info['cost_ratio']:.1f}")
+    info["mean_acceptance_T1"] = pair_acceptance(pair, prompts[:2], 48, cfg.seed)
+    say(f"mean single-token acceptance 1 - TV at T=1: {info['mean_acceptance_T1']:.3f}")
+
+    rows, baselines = [], []
+    grid = list(_grid(cfg))
+    for T in cfg.temperatures:
+        sampling = SamplingConfig(T)
+        ar = AutoregressiveDecoder(pair, sampling)
+        before = _time_runs(_ours(ar, prompts, cfg.max_new_tokens, cfg.seed), len(prompts))
+        for m, K, L, T_ in grid:
+            if T_ != T:
+                continue
+            dec = SpeculativeDecoder(pair, m, K, L, sampling, trace=False)
+            r = _time_runs(_ours(dec, prompts, cfg.max_new_tokens, cfg.seed), len(prompts))
+            row = {"method": m, "K": K, "L": L, "temperature": T,
+                   "lossless": bool(get_verifier(m).lossless_by_theory), **r}
+            rows.append(row)
+            say(f"{m:>13} K={K} L={L} T={T}: BE {r['block_efficiency']:.3f}, "
+                f"{r['tokens_per_second']:.1f} tok/s, verify {r.get('verify_fraction', 0):.1%}")
+        after = _time_runs(_ours(ar, prompts, cfg.max_new_tokens, cfg.seed), len(prompts))
+        ar_tps = (before["tokens_per_second"] + after["tokens_per_second"]) / 2
+        baselines.append({"name": "autoregressive", "temperature": T, "tokens_per_second": ar_tps,
+                          "tokens_per_second_before": before["tokens_per_second"],
+                          "tokens_per_second_after": after["tokens_per_second"]})
+        say(f"autoregressive T={T}: {before['tokens_per_second']:.1f} / {after['tokens_per_second']:.1f} tok/s")
+        for row in rows:
+            if row["temperature"] == T:
+                row["speedup_vs_autoregressive"] = row["tokens_per_second"] / ar_tps
+        if cfg.hf:
+            hf_runs = [("hf_generate", False, None)] + [("hf_assisted", True, L) for L in cfg.Ls] + \
+                      [("hf_assisted_default", True, None)]
+            for name, assisted, L in hf_runs:
+                r = _time_runs(_hf(pair, prompts, cfg.max_new_tokens, cfg.seed, T, assisted, L), len(prompts))
+                b = {"name": name, "temperature": T, "L": L, "tokens_per_second": r["tokens_per_second"],
+                     "speedup_vs_autoregressive": r["tokens_per_second"] / ar_tps}
+                baselines.append(b)
+                say(f"{name} L={L} T={T}: {r['tokens_per_second']:.1f} tok/s")
+    return {"info": info, "rows": rows, "baselines": baselines, "goals": goals(rows, baselines),
+            "elapsed_s": time.time() - started}
+
+
+def goals(rows: list[dict], baselines: list[dict]) -> dict:
+    """The issue's four targets, evaluated on this run (None where the grid lacks the rows)."""
+    out: dict = {}
+    by = {(r["method"], r["K"], r["L"], r["temperature"]): r for r in rows}
+    ratios = []
+    for (m, K, L, T), r in by.items():
+        sd = by.get(("sd", 1, L, T))
+        if K == 4 and T > 0 and sd and not get_verifier(m).single_draft:
+            ratios.append({"method": m, "L": L, "temperature": T,
+                           "ratio": r["block_efficiency"] / sd["block_efficiency"]})
+    best = max(ratios, key=lambda d: d["ratio"]) if ratios else None
+    out["multi_draft_be_over_sd_at_K4"] = {"target": 1.25, "best": best, "all": ratios,
+                                           "met": bool(best and best["ratio"] >= 1.25)}
+    lossless = [r for r in rows if r["lossless"] and "speedup_vs_autoregressive" in r]
+    best = max(lossless, key=lambda r: r["speedup_vs_autoregressive"]) if lossless else None
+    out["best_lossless_speedup"] = {
+        "target": 1.3, "met": bool(best and best["speedup_vs_autoregressive"] >= 1.3),
+        "best": None if best is None else {k: best[k] for k in ("method", "K", "L", "temperature",
+                                                                "speedup_vs_autoregressive")}}
+    per_T = {}
+    for r in lossless:
+        T = r["temperature"]
+        if T not in per_T or r["speedup_vs_autoregressive"] > per_T[T]["speedup_vs_autoregressive"]:
+            per_T[T] = {k: r[k] for k in ("method", "K", "L", "speedup_vs_autoregressive")}
+    out["best_lossless_speedup"]["per_temperature"] = {str(T): v for T, v in per_T.items()}
+    cmp = []
+    for b in baselines:
+        if b["name"] == "hf_assisted" and b["L"] is not None:
+            sd = by.get(("sd", 1, b["L"], b["temperature"]))
+            if sd:
+                cmp.append({"L": b["L"], "temperature": b["temperature"],
+                            "ratio": sd["tokens_per_second"] / b["tokens_per_second"]})
+    out["sd_k1_over_hf_assisted"] = {"target": 1.0, "all": cmp,
+                                     "met": bool(cmp) and all(c["ratio"] >= 1.0 for c in cmp)}
+    fr = [r["verify_fraction"] for r in rows if "verify_fraction" in r]
+    out["verify_fraction"] = {"target": 0.10, "max": max(fr) if fr else None,
+                              "median": float(np.median(fr)) if fr else None,
+                              "met": bool(fr) and max(fr) < 0.10}
+    return out
+
+
+def format_table(result: dict) -> str:
+    cols = ["method", "K", "L", "temperature", "block_efficiency", "tokens_per_second",
+            "speedup_vs_autoregressive", "verify_fraction"]
+    lines = ["  ".join(f"{c[:14]:>14}" for c in cols)]
+    for r in result["rows"]:
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            cells.append(f"{v:>14.3f}" if isinstance(v, float) else f"{str(v):>14}")
+        lines.append("  ".join(cells))
+    lines.append("")
+    for b in result["baselines"]:
+        lines.append(f"{b['name']:>20} T={b['temperature']} L={b.get('L')}: "
+                     f"{b['tokens_per_second']:.1f} tok/s")
+    lines.append("")
+    lines.append(json.dumps(result["goals"], indent=1, default=str))
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""Closed-form bounds and claimed values on E[τ] (numpy only; spec §6).
+
+**Single token** (L = 1, ``single_token_optimum``).  By max-flow/min-cut on the bipartite graph
+draft multisets → tokens, α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K].  For a fixed value P of p(A), the
+smallest q(A) (fractionally) is the fractional knapsack taken in order of increasing q/p, a convex
+piecewise-linear g(P); g(P) − P^K is concave on each piece, so its minimum is at a breakpoint,
+i.e. a prefix of the q/p-sorted order.  The fractional minimum is thus attained by a set, and the
+V+1 prefixes suffice.
+
+**Claimed value** (``claimed_cic``): E_CIC = Σ_(t=1..L) Σ_(s∈Ω^t) q(s)·[1 − (1 − m(s))^K],
+m(s) = min(p(s)/q(s), 1) (m = 1 where q(s) = 0).
+
+**Greedy relaxation** (``greedy_relaxation``): Σ_(s≠∅) W̄(s), W̄(∅) = 1,
+W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K).  Every valid verifier has W(s·y) ≤ q(y|s)·W(s)
+(spec §2) and W(s·y) ≤ P(some draft passes through s·y) = 1 − (1 − p(s·y))^K, so by induction
+W ≤ W̄ and the relaxation upper-bounds the LP.
+
+All arithmetic is float64.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.bounds.sizes import check_paths, one_minus_pow, validate_pair
+from core.data.levels import level_conditionals, level_joints
+
+if TYPE_CHECKING:
+    from toy_models import ToyModel
+
+
+# ---------------------------------------------------------------------------------------------
+# Acausal coupling: the gain of a coupling
+# ---------------------------------------------------------------------------------------------
+
+def lcp_matrix(V: int, L: int) -> np.ndarray:
+    """LCP(x, z) for all x, z ∈ Ω^L (lexicographic indices): Σ_(d=1..L) [x_≤d = z_≤d]."""
+    idx = np.arange(V ** L)
+    out = np.zeros((idx.size, idx.size), dtype=np.int64)
+    for d in range(1, L + 1):
+        pref = idx // V ** (L - d)
+        out += pref[:, None] == pref[None, :]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Single token (L = 1)
+# ---------------------------------------------------------------------------------------------
+
+def token_vectors(p_vec, q_vec, K: int) -> tuple[np.ndarray, np.ndarray]:
+    p = np.asarray(p_vec, dtype=np.float64)
+    q = np.asarray(q_vec, dtype=np.float64)
+    if p.ndim != 1 or p.shape != q.shape:
+        raise ValueError(f"p and q must be vectors of one length, got shapes {p.shape} and "
+                         f"{q.shape}")
+    if not isinstance(K, (int, np.integer)) or K < 1:
+        raise ValueError(f"K must be an integer ≥ 1, got {K!r}")
+    return p, q
+
+
+def single_token_optimum(p_vec, q_vec, K: int) -> float:
+    """α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K], over the V+1 prefixes of the tokens sorted by q/p
+    ascending (p = 0 counts as ratio +inf, placed last; ties keep token order)."""
+    p, q = token_vectors(p_vec, q_vec, K)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
+    order = np.argsort(ratio, kind="stable")
+    qa = np.concatenate([[0.0], np.cumsum(q[order])])
+    pa = np.concatenate([[0.0], np.cumsum(p[order])])
+    return float(np.min(qa + 1.0 - np.minimum(pa, 1.0) ** K))
+
+
+def single_token_bound(draft: ToyModel, target: ToyModel, K: int) -> float:
+    """α* at the root: ``single_token_optimum(p(·|∅), q(·|∅), K)``."""
+    validate_pair(draft, target, K, 1)
+    return single_token_optimum(draft.cond(()), target.cond(()), K)
+
+
+# ---------------------------------------------------------------------------------------------
+# Closed forms
+# ---------------------------------------------------------------------------------------------
+
+def claimed_cic(draft: ToyModel, target: ToyModel, K: int, L: int) -> float:
+    """E_CIC = Σ_(t=1..L) Σ_(s∈Ω^t) q(s)·[1 − (1 − m(s))^K], m(s) = min(p(s)/q(s), 1),
+    m = 1 where q(s) = 0 (p, q joint)."""
+    V = validate_pair(draft, target, K, L)
+    check_paths(V, L)
+    pj = level_joints(level_conditionals(draft, L - 1))
+    qj = level_joints(level_conditionals(target, L - 1))
+    total = 0.0
+    for t in range(1, L + 1):
+        p, q = pj[t], qj[t]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m = np.where(q > 0, np.minimum(p / np.where(q > 0, q, 1.0), 1.0), 1.0)
+        total += float(np.sum(q * one_minus_pow(m, K)))
+    return total
+
+
+def greedy_relaxation(draft: ToyModel, target: ToyModel, K: int, L: int) -> float:
+    """Σ_(s≠∅) W̄(s), W̄(∅) = 1, W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K) (p joint)."""
+    V = validate_pair(draft, target, K, L)
+    check_paths(V, L)
+    pj = level_joints(level_conditionals(draft, L - 1))
+    qc = level_conditionals(target, L - 1)
+    w = np.ones(1)
+    total = 0.0
+    for d in range(L):
+        reach = one_minus_pow(pj[d + 1], K)
+        w = np.minimum((w[:, None] * qc[d]).reshape(-1), reach)
+        total += float(w.sum())
+    return total

@@ -1,0 +1,23 @@
+"""``python -m core {exact,bound,montecarlo,decode,bench} ...``.
+
+``exact``, ``bound`` and ``montecarlo`` (``core.cli.lab``) work on toy models and never import torch,
+so they start quickly; ``decode`` and ``bench`` (``core.cli.decode``) load torch and transformers.
+Every error is one line on stderr, with exit status 2 for a user error; never a traceback.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("decode", "bench"):
+        try:
+            from core.cli.decode import main as decoding_main
+        except ImportError as exc:
+            print(f"error: the real decoder is unavailable ({exc})", file=sys.stderr)
+            return 2
+        return decoding_main(argv)
+    from core.cli.lab import main as lab_main
+    return lab_main(argv)

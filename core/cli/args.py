@@ -1,0 +1,65 @@
+"""What both command lines share: the argument types, the parser that keeps errors to one line, and the
+one place that maps errors to exit statuses."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+MAX_K = 16
+MAX_L = 8
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def report_errors(run, oom_hint: str) -> int:
+    """``run()``'s exit status, with every failure printed as one line on stderr, never a traceback:
+    a user error or running out of memory (with ``oom_hint``) exits 2, an interruption 130 and
+    anything unexpected 1 (its type and first line)."""
+    try:
+        return run()
+    except CLIError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"error: out of memory; {oom_hint}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the command line shows one line, whatever failed
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        print(f"error: {type(exc).__name__}: {msg}", file=sys.stderr)
+        return 1
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse prints usage + message; keep it to one line
+        raise CLIError(message)
+
+
+def int_range(name: str, lo: int, hi: int | None = None):
+    """An argparse type: an integer in [lo, hi] (no upper bound when hi is None)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if value < lo or (hi is not None and value > hi):
+            bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+            raise argparse.ArgumentTypeError(f"{name} must be {bound}, got {value}")
+        return value
+    return parse
+
+
+def temperature_arg(text: str) -> float:
+    """An argparse type: a finite temperature ≥ 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"temperature must be a number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"temperature must be a finite number ≥ 0, got {text}")
+    return value

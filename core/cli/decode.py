@@ -1,0 +1,177 @@
+"""``python -m core decode ...`` and ``python -m core bench ...``: the real decoder from the shell.
+
+``core.cli`` hands argv beginning with "decode" or "bench" to ``main`` here (imported lazily, so the
+toy-model commands never import torch).  Every error is one line on stderr and exit status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+
+from core.cli.args import CLIError, Parser, int_range, report_errors, temperature_arg
+
+
+def _top_p(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"top-p must be a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"top-p must be in (0, 1], got {text}")
+    return value
+
+
+def _list(parse):
+    def parse_list(text: str):
+        items = [t for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+        return [parse(t.strip()) for t in items]
+    return parse_list
+
+
+def _add_pair(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pair", help="a bundled pair: toy or smollm2")
+    p.add_argument("--target", metavar="PATH", help="target model: local directory or hub name")
+    p.add_argument("--draft", metavar="PATH", help="draft model: local directory or hub name")
+    p.add_argument("--device", help="cuda, mps or cpu (default: the first available)")
+    p.add_argument("--dtype", choices=["float32", "float64", "float16", "bfloat16"],
+                   help="model dtype (default float32 on CPU)")
+    p.add_argument("--threads", type=int_range("threads", 1, 256),
+                   help="torch CPU threads (default: torch's choice for decode, 1 for bench)")
+    p.add_argument("--no-pack", action="store_true",
+                   help="on a CPU, keep torch's own linear layers (default: large ones run through "
+                        "oneDNN with packed weights, core.decoding.packed_linear)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m core", description="the real speculative decoder")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    dec = sub.add_parser("decode", help="speculative decoding over a Hugging Face model pair")
+    _add_pair(dec)
+    dec.add_argument("--method", required=True, help="verification rule (sd, bv, spectr, ...)")
+    dec.add_argument("--K", type=int_range("K", 1, 64), default=1, help="number of drafts")
+    dec.add_argument("--L", type=int_range("L", 1, 32), default=4, help="draft length")
+    dec.add_argument("--temperature", type=temperature_arg, default=1.0)
+    dec.add_argument("--top-k", type=int_range("top-k", 1), default=None)
+    dec.add_argument("--top-p", type=_top_p, default=None)
+    dec.add_argument("--seed", type=int, default=0)
+    dec.add_argument("--max-new-tokens", type=int_range("max-new-tokens", 1), default=64)
+    dec.add_argument("--prompt", default="")
+    dec.add_argument("--num-samples", type=int_range("num-samples", 1), default=None,
+                     help="also draw this many independent generations (sample j seeded (seed, j))")
+    dec.add_argument("--trace", action="store_true", help="include the per-iteration traces")
+    dec.add_argument("--no-cache", action="store_true",
+                     help="recompute every forward pass from scratch (reference; slow)")
+
+    bench = sub.add_parser("bench", help="block efficiency and speed over a grid of K, L, T")
+    _add_pair(bench)
+    bench.add_argument("--methods", type=_list(str), default=None,
+                       help="comma-separated methods (default: all but lp_optimal)")
+    bench.add_argument("--K", dest="Ks", type=_list(int_range("K", 1, 64)), default=None)
+    bench.add_argument("--L", dest="Ls", type=_list(int_range("L", 1, 32)), default=None)
+    bench.add_argument("--temperatures", type=_list(temperature_arg), default=None)
+    bench.add_argument("--max-new-tokens", type=int_range("max-new-tokens", 1), default=None)
+    bench.add_argument("--prompts", type=int_range("prompts", 1), default=None,
+                       help="how many of the built-in prompts to use")
+    bench.add_argument("--seed", type=int, default=0)
+    bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")
+    bench.add_argument("--no-hf", action="store_true", help="skip the Hugging Face generate baselines")
+    return parser
+
+
+def _load(args):
+    from core.decoding.pairs import load_pair
+    from core.decoding.presets import toy_pair
+    if args.pair and (args.target or args.draft):
+        raise CLIError("give either --pair or --target and --draft, not both")
+    kwargs = dict(device=args.device, dtype=args.dtype, pack=not args.no_pack)
+    if args.pair:
+        return toy_pair(args.pair, **kwargs)
+    if not (args.target and args.draft):
+        raise CLIError("give --pair toy (or smollm2), or both --target PATH and --draft PATH")
+    return load_pair(args.target, args.draft, **kwargs)
+
+
+def cmd_decode(args) -> int:
+    from core.decoding import SamplingConfig, SpeculativeDecoder, check_method
+    check_method(args.method)
+    sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
+    pair = _load(args)
+    dec = SpeculativeDecoder(pair, args.method, args.K, args.L, sampling,
+                             use_cache=not args.no_cache, trace=args.trace)
+    gen = dec.generate(args.prompt, args.max_new_tokens, args.seed)
+    out = {"method": args.method, "K": args.K, "L": args.L, "temperature": args.temperature,
+           "top_k": args.top_k, "top_p": args.top_p, "seed": args.seed,
+           "prompt_ids": gen.prompt_ids, "tokens": gen.tokens, "text": gen.text,
+           "stop_reason": gen.stop_reason, "metrics": gen.metrics.to_dict()}
+    out.update({k: v for k, v in gen.metrics.to_dict().items() if k not in out})
+    if args.trace:
+        text = lambda t: pair.tokenizer.decode([t])  # noqa: E731
+        out["iterations"] = [it.to_dict(text) for it in gen.iterations]
+    if args.num_samples:
+        samples = dec.sample(args.prompt, args.num_samples, args.max_new_tokens, args.seed)
+        out["samples"] = [g.tokens for g in samples]
+    if args.json:
+        print(json.dumps(out))
+    else:
+        m = gen.metrics
+        print(gen.text)
+        print(f"-- {m.tokens_generated} tokens in {m.iterations} target calls, block efficiency "
+              f"{m.block_efficiency:.3f}, {m.tokens_per_second:.1f} tokens/s "
+              f"(draft {m.time_draft_s:.2f}s, target {m.time_target_s:.2f}s, verify {m.time_verify_s:.3f}s)")
+        if args.num_samples:
+            for j, g in enumerate(out["samples"]):
+                print(f"sample {j}: {g}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from core.bench.decoding import BenchConfig, format_table, run_bench
+    from core.decoding import check_method
+    cfg = BenchConfig.default(quick=args.quick)
+    cfg = cfg.with_overrides(methods=args.methods, Ks=args.Ks, Ls=args.Ls,
+                             temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
+                             prompts=args.prompts, seed=args.seed, hf=not args.no_hf)
+    for m in cfg.methods:
+        check_method(m)
+    pair = _load(args)
+    progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    result = run_bench(pair, cfg, progress=progress)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(format_table(result))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def run() -> int:
+        args = build_parser().parse_args(argv)
+        import torch
+        from transformers.utils import logging as hf_logging
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        threads = args.threads if args.threads is not None else (1 if args.command == "bench" else None)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        from core.decoding import DecodingError
+        from core.decoding.pairs import PairError
+        from core.rules.registry import VerifierError
+        try:
+            return {"decode": cmd_decode, "bench": cmd_bench}[args.command](args)
+        except (PairError, DecodingError, VerifierError) as exc:
+            raise CLIError(str(exc)) from None
+
+    return report_errors(run, "lower K, L or max-new-tokens")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

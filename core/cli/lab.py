@@ -1,0 +1,186 @@
+"""Command-line interface: ``python -m core {exact,bound,montecarlo,decode,bench} ...``.
+
+``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
+quickly; ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers).
+Every error is one line on stderr naming the problem, with exit status 2; never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Sequence
+
+from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
+
+BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
+
+
+def _add_models(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--draft", metavar="P.json", help="draft model p (toy-model JSON file)")
+    p.add_argument("--target", metavar="Q.json", help="target model q (toy-model JSON file)")
+    p.add_argument("--preset", help="a named toy configuration instead of --draft/--target "
+                   "(binary-toy, several-drafts, gbv-lossless)")
+    p.add_argument("--K", type=int_range("K", 1, MAX_K), required=True, help="number of drafts")
+    p.add_argument("--L", type=int_range("L", 1, MAX_L), required=True, help="draft length")
+    p.add_argument("--temperature", type=temperature_arg, default=1.0,
+                   help="temperature applied to both models (0 = greedy)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="python -m core", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    exact = sub.add_parser("exact", help="exact law of the accepted length and fidelity error")
+    _add_models(exact)
+    exact.add_argument("--method", required=True, help="a method name, or 'all'")
+
+    bound = sub.add_parser("bound", help="optimal-transport bounds on E[τ]")
+    _add_models(bound)
+    bound.add_argument("--kind", required=True, choices=BOUND_KINDS)
+
+    mc = sub.add_parser("montecarlo", help="seeded Monte Carlo run with confidence intervals")
+    _add_models(mc)
+    mc.add_argument("--method", required=True)
+    mc.add_argument("--n", type=int_range("n", 1, 10_000_000), default=10_000)
+    mc.add_argument("--seed", type=int, default=0)
+
+    for name in ("decode", "bench"):
+        sub.add_parser(name, add_help=False, help=f"real-model {name} (see `python -m core {name} -h`)")
+    return parser
+
+
+def _load_models(args):
+    from toy_models import PRESETS, ToyModelError, load
+
+    if args.preset is not None:
+        if args.draft or args.target:
+            raise CLIError("give either --preset or --draft/--target, not both")
+        if args.preset not in PRESETS:
+            raise CLIError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}")
+        preset = PRESETS[args.preset]
+        draft, target = preset.draft, preset.target
+    else:
+        if not (args.draft and args.target):
+            raise CLIError("give --draft P.json and --target Q.json (or --preset NAME)")
+        try:
+            draft = load(args.draft)
+        except ToyModelError as exc:
+            raise CLIError(f"draft: {exc}") from None
+        try:
+            target = load(args.target)
+        except ToyModelError as exc:
+            raise CLIError(f"target: {exc}") from None
+    if draft.V != target.V:
+        raise CLIError(f"draft has {draft.V} tokens but target has {target.V}; they must share a vocabulary")
+    return draft.with_temperature(args.temperature), target.with_temperature(args.temperature)
+
+
+def _methods(name: str) -> list[str]:
+    from core.rules.registry import method_names
+
+    names = method_names()
+    if name == "all":
+        return names
+    if name not in names:
+        raise CLIError(f"unknown method {name!r}; choose one of {', '.join(names)} or all")
+    return [name]
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    def fmt(v):
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        if isinstance(v, list):
+            return "[" + ", ".join(f"{x:.4f}" for x in v) + "]"
+        return str(v)
+    cells = [[fmt(r[c]) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines)
+
+
+def cmd_exact(args) -> int:
+    from core.analysis.exact import TooLarge, exact_analysis
+    from core.rules.registry import make_verifier
+
+    draft, target = _load_models(args)
+    rows = []
+    for name in _methods(args.method):
+        try:
+            verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
+            rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
+        except (TooLarge, ValueError) as exc:
+            raise CLIError(str(exc)) from None
+    if args.json:
+        print(json.dumps(rows[0] if len(rows) == 1 else {"results": rows}))
+    else:
+        print(f"K={args.K}  L={args.L}  V={target.V}  T={args.temperature:g}")
+        print(_table(rows, ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]))
+    return 0
+
+
+def cmd_bound(args) -> int:
+    from core import bounds
+
+    draft, target = _load_models(args)
+    try:
+        if args.kind == "lp":
+            value = bounds.optimal_lp(draft, target, args.K, args.L).value
+        elif args.kind == "acausal":
+            value = bounds.acausal_bound(draft, target, args.K, args.L)
+        elif args.kind == "cic":
+            value = bounds.claimed_cic(draft, target, args.K, args.L)
+        elif args.kind == "relaxation":
+            value = bounds.greedy_relaxation(draft, target, args.K, args.L)
+        else:
+            if args.L != 1:
+                raise CLIError("the single-token bound is for L = 1; pass --L 1")
+            value = bounds.single_token_bound(draft, target, args.K)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"kind": args.kind, "value": float(value), "K": args.K, "L": args.L}))
+    else:
+        print(_table([{"kind": args.kind, "K": args.K, "L": args.L, "value": float(value)}],
+                     ["kind", "K", "L", "value"]))
+    return 0
+
+
+def cmd_montecarlo(args) -> int:
+    from core.analysis.montecarlo import monte_carlo
+    from core.rules.registry import make_verifier
+
+    draft, target = _load_models(args)
+    [name] = _methods(args.method) if args.method != "all" else (None,)
+    if name is None:
+        raise CLIError("montecarlo runs one method at a time")
+    try:
+        verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
+        result = monte_carlo(verifier, draft, target, args.K, args.L, args.n, args.seed)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    lo, hi = result.tau_interval()
+    summary = {"method": name, "K": args.K, "L": args.L, "n": args.n, "seed": args.seed,
+               "expected_accepted": result.tau_mean,
+               "expected_accepted_ci": [result.tau_mean - result.tau_mean_halfwidth,
+                                        result.tau_mean + result.tau_mean_halfwidth],
+               "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),
+               "accepted_pmf_hi": hi.tolist()}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(_table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"]))
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python -m core exact|bound|montecarlo ...``: the exit status."""
+    def run() -> int:
+        args = build_parser().parse_args(list(argv))
+        handler = {"exact": cmd_exact, "bound": cmd_bound, "montecarlo": cmd_montecarlo}[args.command]
+        return handler(args)
+
+    return report_errors(run, "lower V, K or L")

@@ -1,0 +1,70 @@
+"""The one interface every verification rule implements (the registry is ``core.rules.registry``).
+
+A rule is a *coin program*: ``run(block, coins) -> Outcome`` makes all its random choices through
+``coins``.  ``verify`` runs it with seeded coins and draws the extra token; ``law`` runs it over
+every coin outcome (``core.data.coins.enumerate_outcomes``) and returns the exact conditional law of the
+output O = (s, y) given the drafts.  One implementation serves sampling and exact analysis.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import ClassVar
+
+import numpy as np
+
+from core.errors import ExplorerError
+
+from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outcomes
+from core.data.trace import Outcome, Verdict
+from core.data.tree import DraftBlock, Node
+
+
+class VerifierError(ExplorerError, ValueError):
+    """A verifier cannot run on this input (e.g. a model-dependent rule without its model)."""
+
+
+class Verifier:
+    """Base class.  Subclasses set the class attributes and implement ``run``."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]            # for legends and tables
+    citation: ClassVar[str]
+    single_draft: ClassVar[bool] = False    # uses draft 0 only, whatever K is
+    order_invariant: ClassVar[bool] = False  # law of O depends on the drafts only as a multiset
+    lossless_by_theory: ClassVar[bool] = True  # a hypothesis; exact analysis measures it
+    needs_models: ClassVar[bool] = False     # built from the toy models themselves (lp_optimal)
+    #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
+    #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets
+    #: it when it keeps no traces; the law and the random stream are the same either way.
+    complete_trace: bool = True
+
+    def run(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def verify(self, block: DraftBlock, rng: np.random.Generator | int | None) -> Verdict:
+        """One seeded verification step: the accepted sub-block, its draft, the extra token."""
+        coins = RandomCoins(rng)
+        out = self.run(block, coins)
+        extra = coins.categorical(out.residual)
+        return Verdict(out.accepted, out.draft, extra, out.residual, out.tau == block.L, out.trace)
+
+    def law(self, block: DraftBlock) -> dict[tuple[Node, int], float]:
+        """Exact P(O = (s, y) | drafts), summed over every internal coin."""
+        law: dict[tuple[Node, int], float] = defaultdict(float)
+        for prob, out in enumerate_outcomes(lambda coins: self.run(block, coins)):
+            residual = out.residual / out.residual.sum()
+            for y in np.flatnonzero(residual > 0):
+                law[(out.accepted, int(y))] += prob * float(residual[y])
+        return dict(law)
+
+    def expected_tau(self, block: DraftBlock, max_leaves: int = 4096) -> float | None:
+        """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
+        ``max_leaves`` coin outcomes (rules with a closed form override this)."""
+        try:
+            leaves = enumerate_outcomes(lambda coins: self.run(block, coins), max_leaves)
+        except TooManyOutcomes:
+            return None
+        return float(sum(prob * out.tau for prob, out in leaves))
+
+    def __repr__(self) -> str:
+        return f"<verifier {self.name}>"

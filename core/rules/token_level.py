@@ -1,0 +1,66 @@
+"""SD: token-level speculative sampling (Leviathan et al. 2023; Chen et al. 2023), spec §3.
+
+For i = 1..L accept x_i with probability min(1, q(x_i|x_<i) / p(x_i|x_<i)); stop at the first
+rejection.  Residual at the stopping node u: ∝ (q(·|u) − p(·|u))₊; bonus from q(·|x) if all L pass.
+E[τ | x] = Σ_i Π_(j≤i) min(1, q(x_j|x_<j)/p(x_j|x_<j)).  Uses draft 1 only, whatever K is.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from core.data.coins import Coins
+from core.data.distributions import acceptance_ratio, residual
+from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
+from core.data.trace import Outcome, Trace
+from core.data.tree import DraftBlock, Node
+from core.rules.base import Verifier
+
+
+def _ratios(block: DraftBlock) -> list[float]:
+    x = block.draft(0)
+    return [acceptance_ratio(block.q[x[:i]][x[i]], block.p[x[:i]][x[i]]) for i in range(block.L)]
+
+
+class SD(Verifier):
+    name = "sd"
+    label = "SD (token-level)"
+    citation = "Leviathan, Kalman, Matias 2023; Chen et al. 2023"
+    single_draft = True
+
+    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+        x = block.draft(0)
+        trace = Trace()
+        for i, ratio in enumerate(_ratios(block)):
+            node = x[: i + 1]
+            trace.note(node, accept=ratio)
+            if not trace.test(node, 0, ratio, coins.bernoulli(ratio), "token"):
+                u = x[:i]
+                return Outcome(u, 0 if i else -1, residual(block.q[u] - block.p[u], block.q[u]), trace)
+        return Outcome(x, 0, block.q[x], trace)
+
+    def expected_tau(self, block: DraftBlock) -> float:
+        total, survive = 0.0, 1.0
+        for ratio in _ratios(block):
+            survive *= ratio
+            total += survive
+        return total
+
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """Exact output law on toy models by a recursion over nodes (the tests check it against
+        the coin-by-coin law of every path).  With r(u·x) = min(1, q(x|u)/p(x|u)) as in ``run``,
+        the walk reaches u·x with R(u·x) = R(u)·p(x|u)·r(u·x) (R(∅) = 1) and stops at u with
+        R(u)·Σ_x p(x|u)·(1 − r(u·x)), drawing the extra token from (q − p)₊ normalized; at depth L
+        it draws the bonus from q(·|u).  Returns the law and the number of nodes."""
+        p_levels, q_levels = level_conditionals(draft, L - 1), level_conditionals(target, L)
+        reach = np.ones(1)
+        emitted = [np.zeros(1)]
+        for d in range(L):
+            p, q = p_levels[d], q_levels[d]
+            r = acceptance_ratio(q, p)
+            stop = reach * (p * (1.0 - r)).sum(axis=1)
+            emitted.append((stop[:, None] * residual(q - p, q)).ravel())
+            reach = (reach[:, None] * p * r).ravel()
+        emitted.append((reach[:, None] * q_levels[L]).ravel())
+        return law_from_levels(emitted, draft.V), sum(draft.V ** d for d in range(L + 1))
+
+    model_law_cost = staticmethod(node_recursion_cost)
