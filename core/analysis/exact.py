@@ -28,13 +28,19 @@ from toy_models import ToyModel
 
 from core.data.levels import level_conditionals
 from core.data.tree import DraftBlock, Node
+from core.errors import ExplorerError
 from core.rules.registry import Verifier, get_verifier
 
 #: Exact analyses estimated to take longer than this (seconds, on a 2-core machine) are refused.
 MAX_SECONDS = 60.0
 
+#: A rule is lossless on an instance when the completed output law is within this total variation of
+#: q.  Lossless rules measure ~1e-15; the LP rule's plan carries the solver's tolerance (≤ 1e-9);
+#: every lossy rule studied here is off by more than 1e-3.  The one tolerance for every page.
+LOSSLESS_TOL = 1e-9
 
-class TooLarge(ValueError):
+
+class TooLarge(ExplorerError, ValueError):
     """The enumeration would be too large to finish in reasonable time."""
 
 
@@ -69,6 +75,11 @@ class ExactResult:
     def fidelity_tv(self) -> float:
         """TV distance between the completed output law and q on Ω^(L+1)."""
         return 0.5 * float(np.abs(self.completed - self.target).sum())
+
+    @property
+    def is_lossless(self) -> bool:
+        """Whether the completed output law equals q, to ``LOSSLESS_TOL`` in total variation."""
+        return self.fidelity_tv <= LOSSLESS_TOL
 
     def summary(self) -> dict:
         return {
