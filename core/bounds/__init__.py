@@ -16,7 +16,7 @@ from core.bounds.sizes import (PATH_LIMIT, SIZE_LIMIT, WORK_LIMIT, BoundsTooLarg
                                enumerate_multisets, lp_size, multiset_probabilities, num_multisets,
                                one_minus_pow)
 
-_LP_NAMES = ("OptimalPlan", "optimal_lp", "acausal_bound", "single_token_lp")
+_LP_NAMES = ("LPFailed", "OptimalPlan", "optimal_lp", "acausal_bound", "single_token_lp")
 
 __all__ = ["claimed_cic", "greedy_relaxation", "lcp_matrix", "single_token_bound", "single_token_optimum",
            "PATH_LIMIT", "SIZE_LIMIT", "WORK_LIMIT", "BoundsTooLarge", "LPSize", "check_size",

@@ -74,6 +74,7 @@ from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, distinct_path
                                level_offsets, multiset_probabilities, tree_nodes, validate_pair)
 from core.data.levels import level_conditionals, level_joints, node_tuple
 from core.data.tree import Node
+from core.errors import ExplorerError
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``; no runtime import needed
     from toy_models import ToyModel
@@ -83,6 +84,16 @@ _HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_toler
 
 #: Plan entries whose conditional probability is below this are dropped (then renormalized).
 _PLAN_EPS = 1e-14
+
+
+class LPFailed(ExplorerError, RuntimeError):
+    """HiGHS did not find the optimum.  Every LP here raises it; none returns a failed result."""
+
+
+def _check(res, what: str) -> None:
+    """Raise ``LPFailed`` unless ``linprog`` found the optimum."""
+    if res.status != 0 or res.x is None:
+        raise LPFailed(f"the {what} LP did not solve: {res.message}")
 
 
 def _solve(c, A_eq, b_eq, bounds):
@@ -104,14 +115,14 @@ class OptimalPlan:
     """Solution of the optimal-verifier LP: the optimum E[τ] and, for every draft multiset m with
     P(m) > 0, the plan {(s, y): π(m, s, y)/P(m)} from which a verifier samples its output."""
 
-    value: float                                      # optimum E[τ] (nan if the LP failed)
+    value: float                                      # optimum E[τ]
     V: int
     K: int
     L: int
     multisets: tuple[tuple[Node, ...], ...]           # sorted tuples of K draft paths
     probabilities: np.ndarray                         # P(m), same order
     plans: tuple[Mapping[tuple[Node, int], float], ...]
-    status: int                                       # linprog status (0 = optimal)
+    status: int                                       # linprog status (0 = optimal, always)
     message: str
     n_variables: int = 0
     n_constraints: int = 0
@@ -119,10 +130,6 @@ class OptimalPlan:
 
     def __post_init__(self):
         self._index.update({m: i for i, m in enumerate(self.multisets)})
-
-    @property
-    def success(self) -> bool:
-        return self.status == 0
 
     def plan_for(self, multiset: Sequence[Node]) -> Mapping[tuple[Node, int], float] | None:
         """The plan of a multiset of draft paths (any order), or None if P(m) = 0."""
@@ -252,10 +259,49 @@ def _drop_last_row(rows, cols, vals, b, n_cols):
 def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
                limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT,
                general: bool = False) -> OptimalPlan:
-    """Solve the optimal valid-verifier LP (module docstring, spec §6) and return its plan.
+    """Solve the optimal lossless-verifier LP (module docstring) and return its plan.
 
     At K = 1 the node form (module docstring (iv)) is solved unless ``general`` is true, in which
     case the per-path form below is solved as for K ≥ 2 (same optimum; the tests compare them).
+
+    Parameters
+    ----------
+    draft, target : ToyModel
+        p and q, on one vocabulary of V tokens.
+    K, L : int
+        Number of i.i.d. drafts and their length.
+    limit, work_limit : int
+        Refuse LPs larger than this (``core.bounds.sizes.check_size``).
+    general : bool
+        At K = 1, solve the per-path form instead of the node form.
+
+    Returns
+    -------
+    OptimalPlan
+        ``value`` is the largest E[τ] of any lossless verifier; ``plan_for(drafts)`` the optimal
+        verifier's output law given the drafts.
+
+    Raises
+    ------
+    BoundsTooLarge
+        The LP exceeds ``limit`` or ``work_limit``.
+    LPFailed
+        HiGHS did not find the optimum.
+    ValueError
+        The vocabularies differ, or K or L is not a positive integer.
+
+    Examples
+    --------
+    On the binary toy (p = (2/3, 1/3), q = (1/3, 2/3), L = 2) no lossless verifier with two
+    drafts accepts more than 131/81 tokens on average; with one draft, BV's 11/9 is optimal:
+
+    >>> from fractions import Fraction
+    >>> from toy_models import PRESETS
+    >>> toy = PRESETS["binary-toy"]
+    >>> Fraction(optimal_lp(toy.draft, toy.target, K=2, L=2).value).limit_denominator(1000)
+    Fraction(131, 81)
+    >>> Fraction(optimal_lp(toy.draft, toy.target, K=1, L=2).value).limit_denominator(1000)
+    Fraction(11, 9)
 
     Implemented form (exact, see the module docstring): r(m, s) = Σ_y π(m, s, y) for every node s
     of tree(m); a(s·y) = P(O = s·y) for |s| < L, tied by the balance rows Σ_y a(s·y) = Σ_m r(m, s);
@@ -273,9 +319,6 @@ def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
     sol, status, message, n_cols, n_rows = solve(draft, q_cond, blk, lay)
     paths = [node_tuple(L, i, V) for i in range(V ** L)]
     multisets = tuple(tuple(paths[i] for i in row) for row in blk.multisets)
-    if sol is None:
-        return OptimalPlan(float("nan"), V, K, L, multisets, blk.pm_all,
-                           tuple({} for _ in multisets), status, message, n_cols, n_rows)
     value, set_plans = _extract_plans(sol, blk.pm, lay, q_cond)
     plans = tuple(set_plans[g] for g in blk.group)
     return OptimalPlan(value, V, K, L, multisets, blk.pm_all, plans, status, message,
@@ -307,8 +350,8 @@ def _multi_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
     c[:lay.n_r] = -lay.r_depth
 
     res = _solve(c, A, b, (0, None))
-    x = res.x if res.status == 0 and res.x is not None else None
-    return x, int(res.status), str(res.message), n_cols, b.size
+    _check(res, "optimal-verifier")
+    return res.x, int(res.status), str(res.message), n_cols, b.size
 
 
 def _single_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
@@ -336,8 +379,7 @@ def _single_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
     upper[:V] = np.minimum(upper[:V], q_cond[0][0])
     res = linprog(-np.ones(n), A_ub=A if m else None, b_ub=np.zeros(m) if m else None,
                   bounds=np.stack([np.zeros(n), upper], 1), method="highs", options=_HIGHS_OPTIONS)
-    if res.status != 0 or res.x is None:
-        return None, int(res.status), str(res.message), n, m
+    _check(res, "optimal-verifier (node form)")
     w_levels = [np.ones(1)]
     for d in range(1, L + 1):
         w = res.x[off[d] - 1:off[d + 1] - 1]
@@ -456,8 +498,7 @@ def acausal_bound(draft: ToyModel, target: ToyModel, K: int, L: int, *,
     c = np.zeros(n_cols)
     c[:lay.n_r] = -lay.r_depth
     res = _solve(c, A, b, bounds_)
-    if res.status != 0:
-        raise RuntimeError(f"acausal LP failed: {res.message}")
+    _check(res, "acausal")
     return float(-res.fun)
 
 
@@ -481,8 +522,7 @@ def _acausal_transport(draft, target, V, K, L, limit, work_limit) -> float:
                       shape=(M + Z - 1, M * Z))
     b = np.concatenate([pm, qz[:-1]])
     res = _solve(-gain.ravel().astype(np.float64), A, b, (0, None))
-    if res.status != 0:
-        raise RuntimeError(f"acausal LP failed: {res.message}")
+    _check(res, "acausal")
     return float(-res.fun)
 
 
@@ -513,6 +553,5 @@ def single_token_lp(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
                       shape=(ms.shape[0] + V, n))
     res = linprog(-np.ones(n), A_ub=A, b_ub=np.concatenate([pm, q]), bounds=(0, None),
                   method="highs", options=_HIGHS_OPTIONS)
-    if res.status != 0:
-        raise RuntimeError(f"single-token LP failed: {res.message}")
+    _check(res, "single-token")
     return float(-res.fun)

@@ -281,9 +281,3 @@ def load_smollm2_pair(device: str | torch.device | None = None,
     return pair_from_models(target, draft, tokenizer, device=device, dtype=dtype,
                             target_name="SmolLM2-135M-Instruct (GGUF Q4_1)",
                             draft_name=f"SmolLM2 distilled {draft.config.num_hidden_layers}-layer draft")
-
-
-# ---------------------------------------------------------------------------------------------
-# The corpus (the standard library's .py files), shared by training and the benchmark
-# ---------------------------------------------------------------------------------------------
-

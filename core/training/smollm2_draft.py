@@ -31,28 +31,18 @@ draws its prompts from it).  Steps, all seeded (each shard of windows from ``(se
 4. ``export``: measure and export the latest checkpoint.
 
 ``<ckpt>`` is ``toy_models/smollm2_draft/checkpoints/``.  ``teacher`` and ``train`` can run at the
-same time (``train`` waits for each shard file); the committed draft was made that way on a shared
-2-core CPU, one thread each.  The defaults of ``--lr``, ``--replays``, ``--distill-T`` and ``--tv``
-are that run's schedule, chosen while it ran: more replays once the trainer outpaced the teacher, a
-higher rate from pass 25, distillation at T = 0.7 from pass 42, a decaying rate from pass 90; in a
-second session that resumed it at pass 140 while the teacher labelled shards 47-116, a higher rate
-again (6e-4) and a second decay from pass 300; in a third session that resumed it at pass 440 while
-the teacher labelled shards 117-189, the rate back at 3e-4, the acceptance term with w = 20 from
-pass 495 (``distill_loss``; chosen by short side-by-side runs from one checkpoint: + 0.02 held-out
-acceptance within 64 steps, where more passes without it had stalled) and a third decay from pass
-700; in a fourth session that resumed it at pass 816 (75 passes after the decay had left it flat at
-0.594) while the teacher labelled shards 229-317, a third layer grown at pass 816 (``--grow``), the
-rate back at 3e-4 and decays from passes 960 and 1080::
+same time (``train`` waits for each shard file).  The defaults of ``--lr``, ``--replays``,
+``--distill-T``, ``--tv`` and ``--grow`` are the schedule of the run that made the committed draft;
+how that schedule was chosen, session by session, is in ``docs/smollm2.md``.  The run::
 
     python -m core.training.smollm2_draft prepare
     nohup python -m core.training.smollm2_draft teacher --shards 318 > toy_models/smollm2_draft/checkpoints/teacher.log 2>&1 &
     nohup python -m core.training.smollm2_draft train --shards 400 --passes 1112 > toy_models/smollm2_draft/checkpoints/train.log 2>&1 &
     python -m core.training.smollm2_draft export
 
-The committed weights are that run after 1112 passes (8896 steps, 18.2M token-passes over 283
-shards = 4.6M distinct labelled tokens; about 6 hours on the shared CPU over four sessions).  A
-pass order depends only on ``--shards`` through its prefix, so ``--shards 400`` replays the earlier
-sessions' passes (run with ``--shards 120``) exactly.  ``all`` runs prepare, teacher and train one after the other.  The result depends only on the
+The committed weights are that run after 1112 passes.  A pass order depends only on ``--shards``
+through its prefix, so ``--shards 400`` replays the earlier sessions' passes (run with
+``--shards 120``) exactly.  ``all`` runs prepare, teacher and train one after the other.  The result depends only on the
 arguments and the seed, not on timing (up to floating-point nondeterminism of the CPU kernels).
 """
 from __future__ import annotations
