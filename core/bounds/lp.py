@@ -406,22 +406,28 @@ def _single_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
 
 
 def _extract_plans(x, pm, lay: _Layout, q_cond) -> tuple[float, tuple[dict, ...]]:
-    """(E[τ], per-set plans) from an LP solution.
+    """(E[τ], per-set plans) from an LP solution, repaired to be exactly lossless.
 
-    Plan of set m: {(s, y): ρ(m, s)·e(y|s)} with ρ(m, s) = r(m, s)/Σ_s' r(m, s') (= r/P(m) up to
-    solver rounding; entries below ``_PLAN_EPS`` dropped) and e(y|s) = a(s·y)/Σ_y' a(s·y') for
-    |s| < L, q(y|s) for |s| = L.  E[τ] = Σ_m P(m)·Σ_s |s|·ρ(m, s), the value the plan attains."""
+    Plan of set m: {(s, y): ρ(m, s)·e(y|s)}.  ρ(m, s) = r(m, s)/Σ_s' r(m, s') (entries below
+    ``_PLAN_EPS`` dropped; a set whose P(m) is below the solver's accuracy and comes out empty
+    stops at the root).  The solver meets its rows only to its tolerance (~1e-10), which would
+    leave the sampled law that far from q, so the plan is repaired (``_repair_stops``) and the
+    extra-token law is not read off the solver's a-columns but derived from the node rows:
+    e(y|s) ∝ a(s·y) = q(y|s)·W(s) − W(s·y) for |s| < L, e = q(·|s) at |s| = L, where
+    W(u) = Σ_m P(m)·Σ_(t⪰u) ρ(m, t).  When every W(s·y) ≤ q(y|s)·W(s), these a are ≥ 0 and sum to
+    the stopping mass at s, and the rows, hence (V), hold to rounding.  E[τ] is the value the
+    repaired plan attains, Σ_m P(m)·Σ_s |s|·ρ(m, s)."""
     V, L, M = lay.V, lay.L, lay.M
     r = np.clip(x[:lay.n_r], 0.0, None) / pm[lay.r_m]
     r = np.where(r > _PLAN_EPS, r, 0.0)
     total = np.bincount(lay.r_m, weights=r, minlength=M)
     empty = ~(total > 0)
-    # A set whose P(m) is below the solver's absolute accuracy can come out empty (r/P(m) is then
-    # noise): give it "accept nothing", with y ~ a(·)/Σ a at the root (law error ≤ P(m)).
     r = r / np.where(empty, 1.0, total)[lay.r_m]
+    r[empty[lay.r_m] & (lay.r_depth == 0)] = 1.0
+    gid = lay.off[lay.r_depth] + lay.r_idx
+    r = _repair_stops(r, pm, lay, gid, q_cond)
     value = float(np.sum(pm * np.bincount(lay.r_m, weights=r * lay.r_depth, minlength=M)))
-    a = np.clip(x[lay.n_r:lay.n_r + lay.n_a], 0.0, None).reshape(-1, V)   # row = inner node gid
-    a_sum = a.sum(axis=1)
+    W = _subtree_mass(np.bincount(gid, weights=pm[lay.r_m] * r, minlength=int(lay.off[L + 1])), lay)
     emit: dict[tuple[int, int], tuple[list, np.ndarray]] = {}
 
     def extra(depth: int, idx: int) -> tuple[list, np.ndarray]:
@@ -431,8 +437,10 @@ def _extract_plans(x, pm, lay: _Layout, q_cond) -> tuple[float, tuple[dict, ...]
             if depth == L:
                 dist = q_cond[L][idx]
             else:
-                gid = int(lay.off[depth]) + idx
-                dist = a[gid] / a_sum[gid] if a_sum[gid] > 0 else q_cond[depth][idx]
+                g = int(lay.off[depth]) + idx
+                children = int(lay.off[depth + 1]) + idx * V + np.arange(V)
+                a = np.clip(q_cond[depth][idx] * W[g] - W[children], 0.0, None)
+                dist = a / a.sum() if a.sum() > 0 else q_cond[depth][idx]
             ys = np.flatnonzero(dist > _PLAN_EPS)
             dist = dist[ys] / dist[ys].sum()
             s = node_tuple(depth, idx, V)
@@ -443,10 +451,59 @@ def _extract_plans(x, pm, lay: _Layout, q_cond) -> tuple[float, tuple[dict, ...]
     for j in np.flatnonzero(r > 0):
         keys, dist = extra(int(lay.r_depth[j]), int(lay.r_idx[j]))
         plans[lay.r_m[j]].update(zip(keys, (r[j] * dist).tolist()))
-    for i in np.flatnonzero(empty):
-        keys, dist = extra(0, 0)
-        plans[i] = dict(zip(keys, dist.tolist()))
     return value, tuple(plans)
+
+
+def _subtree_mass(node_mass: np.ndarray, lay: _Layout) -> np.ndarray:
+    """Σ_(t⪰u) node_mass(t) for every node u (global ids), bottom-up."""
+    V, off = lay.V, lay.off
+    out = node_mass.astype(np.float64).copy()
+    for d in range(lay.L, 0, -1):
+        out[off[d - 1]:off[d]] += out[off[d]:off[d + 1]].reshape(-1, V).sum(axis=1)
+    return out
+
+
+def _repair_stops(r: np.ndarray, pm: np.ndarray, lay: _Layout, gid: np.ndarray, q_cond) -> np.ndarray:
+    """Stop earlier where the solver's tolerance lets the accepted mass exceed what q allows.
+
+    Every lossless verifier has W(s·y) ≤ q(y|s)·W(s).  Where the solution breaks this by rounding,
+    c(s·y) = q(y|s)·W(s)/W(s·y) < 1: every set's stopping mass in the subtree of s·y is scaled by
+    c and the rest stops at s instead.  Each set keeps Σ_s ρ(m, s) = 1 and stops only on its own
+    tree (s is an ancestor of a node of it), W(s) is unchanged, and W(t·z)/W(t) is unchanged below
+    s·y, so the factors c, computed once from the solver's W, fix every node at once:
+    ρ'(m, t) = F(t)·[ρ(m, t) + Σ_z (1 − c(t·z))·W_m(t·z)], F(t) = Π_(∅≠v⪯t) c(v), with W_m the
+    set's own subtree mass.  A solution that already meets the inequalities is returned unchanged."""
+    V, L, off = lay.V, lay.L, lay.off
+    W = _subtree_mass(np.bincount(gid, weights=pm[lay.r_m] * r, minlength=int(off[L + 1])), lay)
+    c = np.ones_like(W)
+    for d in range(1, L + 1):
+        parent = np.repeat(W[off[d - 1]:off[d]], V)
+        allowed = parent * q_cond[d - 1].ravel()
+        child = W[off[d]:off[d + 1]]
+        over = child > allowed
+        c[off[d]:off[d + 1]][over] = allowed[over] / child[over]
+    if np.all(c == 1.0):
+        return r
+    F = c.copy()
+    for d in range(1, L + 1):
+        F[off[d]:off[d + 1]] *= np.repeat(F[off[d - 1]:off[d]], V)
+    # Each set's own subtree masses W_m(t), on its columns: add every column's ρ to its ancestors.
+    G = int(off[L + 1])
+    key = lay.r_m.astype(np.int64) * G + gid
+    order = np.argsort(key)
+    Wm = r.copy()
+    for d in range(L, 0, -1):
+        cols = np.flatnonzero(lay.r_depth == d)
+        parent_gid = off[d - 1] + lay.r_idx[cols] // V
+        pos = order[np.searchsorted(key[order], lay.r_m[cols].astype(np.int64) * G + parent_gid)]
+        np.add.at(Wm, pos, Wm[cols])
+    # Mass moved up to each column's node from its children's subtrees.
+    moved = np.zeros_like(r)
+    cols = np.flatnonzero(lay.r_depth > 0)
+    parent_gid = off[lay.r_depth[cols] - 1] + lay.r_idx[cols] // V
+    pos = order[np.searchsorted(key[order], lay.r_m[cols].astype(np.int64) * G + parent_gid)]
+    np.add.at(moved, pos, (1.0 - c[gid[cols]]) * Wm[cols])
+    return F[gid] * (r + moved)
 
 
 # ---------------------------------------------------------------------------------------------
