@@ -248,7 +248,7 @@ def test_lp_verifier_is_lossless_and_attains_the_lp_value(kind, V, K, L, seed):
 
 def test_lp_verifier_interface():
     assert REGISTRY["lp_optimal"] is LPOptimal
-    assert LPOptimal.order_invariant and LPOptimal.needs_models and LPOptimal.label == "LP optimal"
+    assert LPOptimal.order_invariant and LPOptimal.needs_models and LPOptimal.short == "LP-optimal"
     toy = binary_toy()
     verifier = LPOptimal(toy.draft, toy.target, K=2, L=2)
     block = DraftBlock.from_models([(1, 0), (0, 1)], toy.draft.cond, toy.target.cond)

@@ -24,15 +24,27 @@ class VerifierError(ExplorerError, ValueError):
 
 
 class Verifier:
-    """Base class.  Subclasses set the class attributes and implement ``run``."""
+    """Base class.  A concrete rule sets every class attribute below and implements ``run``.
 
-    name: ClassVar[str]
-    label: ClassVar[str]            # for legends and tables
-    citation: ClassVar[str]
-    single_draft: ClassVar[bool] = False    # uses draft 0 only, whatever K is
-    order_invariant: ClassVar[bool] = False  # law of O depends on the drafts only as a multiset
-    lossless_by_theory: ClassVar[bool] = True  # a hypothesis; exact analysis measures it
-    needs_models: ClassVar[bool] = False     # built from the toy models themselves (lp_optimal)
+    A rule is one module: everything the library, the command line and the pages say about it is
+    read from these attributes (``tests/test_rules_metadata.py`` checks that each one is set).
+    """
+
+    # What it is called and how it is shown.
+    name: ClassVar[str]     # registry key and command-line name, e.g. "bv"
+    short: ClassVar[str]    # legend name, e.g. "BV"
+    label: ClassVar[str]    # what the short name stands for, never repeating it: "block verification"
+    color: ClassVar[str]    # "#rrggbb", the rule's colour on every page; unique across rules
+    summary: ClassVar[str]  # one sentence saying what the rule does
+    source: ClassVar[str]   # where it comes from: paper(s), or "derived" with the spec section
+
+    # What it needs and what it promises.
+    single_draft: ClassVar[bool]        # uses draft 0 only, whatever K is
+    order_invariant: ClassVar[bool]     # law of O depends on the drafts only as a multiset
+    lossless_by_theory: ClassVar[bool]  # a hypothesis; exact analysis measures it
+    needs_models: ClassVar[bool]        # built from the toy models themselves: unusable by the real decoder
+    closed_form_tau: ClassVar[bool]     # ``expected_tau`` is a closed form, not an enumeration of coins
+
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
     #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets
     #: it when it keeps no traces; the law and the random stream are the same either way.
@@ -59,7 +71,8 @@ class Verifier:
 
     def expected_tau(self, block: DraftBlock, max_leaves: int = 4096) -> float | None:
         """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
-        ``max_leaves`` coin outcomes (rules with a closed form override this)."""
+        ``max_leaves`` coin outcomes.  Rules with a closed form override this and set
+        ``closed_form_tau``."""
         try:
             leaves = enumerate_outcomes(lambda coins: self.run(block, coins), max_leaves)
         except TooManyOutcomes:

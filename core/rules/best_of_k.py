@@ -159,9 +159,17 @@ def best_of_k_levels(p_levels: list[np.ndarray], q_levels: list[np.ndarray], K: 
 
 class BestOfKBV(Verifier):
     name = "best_of_k_bv"
-    label = "Best-of-K + BV"
-    citation = "after Thomas & Pal 2026 (greedy multi-path block verification), reconstructed"
+    short = "Best-of-K+BV"
+    label = "best draft by q/p ranks, then BV"
+    color = "#ff7f0e"  # orange
+    summary = ("Select the best of the K drafts by q/p ranks, then run block verification on it, "
+               "with the law of the selected draft as p.")
+    source = "after Thomas & Pal 2026 (greedy multi-path block verification), reconstructed"
+    single_draft = False
     order_invariant = True
+    lossless_by_theory = True
+    needs_models = False
+    closed_form_tau = False
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
         k = select_best(block)

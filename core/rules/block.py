@@ -184,9 +184,17 @@ def _path_rows(block: DraftBlock, k: int):
 
 class BV(Verifier):
     name = "bv"
-    label = "BV (block verification)"
-    citation = "Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami, Suresh, ICLR 2025"
+    short = "BV"
+    label = "block verification"
+    color = "#1f77b4"  # blue
+    summary = ("One draft, checked as a block: a later token that q likes more than p can rescue an "
+               "earlier one and the longest passing prefix wins; the best possible rule for a single draft.")
+    source = "Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami, Suresh, ICLR 2025"
     single_draft = True
+    order_invariant = False
+    lossless_by_theory = True
+    needs_models = False
+    closed_form_tau = True
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
         x, nodes, p_rows, q_rows = _path_rows(block, 0)

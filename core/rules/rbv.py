@@ -28,8 +28,17 @@ from core.rules.base import Verifier
 
 class RBV(Verifier):
     name = "rbv"
-    label = "RBV (recursive block)"
-    citation = "derived (spec §5): recursive block verification"
+    short = "RBV"
+    label = "recursive block verification"
+    color = "#9467bd"  # purple
+    summary = ("Block verification on each draft in turn, starting where the previous draft stopped and "
+               "verifying against the residual; lossless by induction.")
+    source = "derived (spec §5): recursive block verification"
+    single_draft = False
+    order_invariant = False
+    lossless_by_theory = True
+    needs_models = False
+    closed_form_tau = False
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
         trace = Trace()

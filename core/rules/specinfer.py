@@ -34,6 +34,15 @@ def rrs_core(p: np.ndarray, q: np.ndarray, k: int, trace: Trace, s: Node):
 
 class SpecInfer(TreeWalkVerifier):
     name = "specinfer"
-    label = "SpecInfer (recursive rejection)"
-    citation = "Miao et al. 2024 (SpecInfer); Yang et al. 2024 (multi-candidate SD)"
+    short = "SpecInfer"
+    label = "recursive rejection sampling"
+    color = "#bcbd22"  # olive
+    summary = ("K drafts, walked down the draft tree; at each node recursive rejection sampling tries "
+               "the drafted tokens one after another.")
+    source = "Miao et al. 2024 (SpecInfer); Yang et al. 2024 (multi-candidate SD)"
+    single_draft = False
+    order_invariant = False
+    lossless_by_theory = True
+    needs_models = False
+    closed_form_tau = False
     core = staticmethod(rrs_core)

@@ -96,6 +96,15 @@ def kseq_core(p: np.ndarray, q: np.ndarray, k: int, trace: Trace, s: Node):
 
 class SpecTr(TreeWalkVerifier):
     name = "spectr"
-    label = "SpecTr (K-SEQ)"
-    citation = "Sun, Suresh, Ro, Beirami, Jain, Yu, NeurIPS 2023"
+    short = "SpecTr"
+    label = "K-SEQ"
+    color = "#2ca02c"  # green
+    summary = ("K drafts, walked down the draft tree; at each node an optimal-transport coupling (K-SEQ) "
+               "decides which drafted token to keep.")
+    source = "Sun, Suresh, Ro, Beirami, Jain, Yu, NeurIPS 2023"
+    single_draft = False
+    order_invariant = False
+    lossless_by_theory = True
+    needs_models = False
+    closed_form_tau = False
     core = staticmethod(kseq_core)

@@ -148,9 +148,17 @@ def gbv_model_output_law(draft, target, K: int, L: int) -> tuple[dict[Node, floa
 
 class SpecTrGBV(Verifier):
     name = "spectr_gbv"
-    label = "SpecTr-GBV (as released)"
-    citation = "Lin, Sheng, Cai, Zhou 2026"
+    short = "SpecTr-GBV"
+    label = "as released"
+    color = "#d62728"  # red
+    summary = ("K drafts with block-level acceptance probabilities built from C(s) = q(s)·[1 − (1 − m(s))^K], "
+               "as released; its claims are measured on the Claims page.")
+    source = "Lin, Sheng, Cai, Zhou 2026"
+    single_draft = False
+    order_invariant = False
     lossless_by_theory = False  # claimed by the paper given an unpublished Algorithm 2; measured here
+    needs_models = False
+    closed_form_tau = False
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
         K, L = block.K, block.L

@@ -23,9 +23,17 @@ def _ratios(block: DraftBlock) -> list[float]:
 
 class SD(Verifier):
     name = "sd"
-    label = "SD (token-level)"
-    citation = "Leviathan, Kalman, Matias 2023; Chen et al. 2023"
+    short = "SD"
+    label = "token-level speculative sampling"
+    color = "#7f7f7f"  # grey
+    summary = ("One draft, checked token by token: accept x_i with probability min(1, q/p), stop at "
+               "the first rejection, then draw a correction from (q − p)₊.")
+    source = "Leviathan, Kalman, Matias 2023; Chen et al. 2023"
     single_draft = True
+    order_invariant = False
+    lossless_by_theory = True
+    needs_models = False
+    closed_form_tau = True
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
         x = block.draft(0)

@@ -1,6 +1,7 @@
 """Every Plotly figure of the explorer, in one place.
 
-One colour per method on every page (``COLORS``), one line style per bound (``BOUND_STYLE``).
+One colour per method on every page (``color``, read from the rule's own class), one line style per
+bound (``BOUND_STYLE``).
 Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
 computes an algorithm: the numbers come from ``core``.
 """
@@ -12,22 +13,15 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.rules.registry import REGISTRY
+
 # ------------------------------------------------------------------------------------------------
 # Colours and names
 # ------------------------------------------------------------------------------------------------
 
-#: Fixed colour of every method (Tableau 10), the same on every page.
-COLORS: dict[str, str] = {
-    "sd": "#7f7f7f",            # grey
-    "bv": "#1f77b4",            # blue
-    "spectr": "#2ca02c",        # green
-    "specinfer": "#bcbd22",     # olive
-    "spectr_gbv": "#d62728",    # red
-    "rbv": "#9467bd",           # purple
-    "best_of_k_bv": "#ff7f0e",  # orange
-    "lp_optimal": "#111111",    # black
-    "autoregressive": "#444444",  # the target alone (baseline)
-}
+#: The one series that is not a rule: the target model decoding alone (the speedup baseline).
+#: Every rule's colour and short name are its own class attributes (``core.rules.base.Verifier``).
+_BASELINE = {"autoregressive": ("#444444", "Target alone")}
 
 #: Bounds: (legend name, colour, dash).
 BOUND_STYLE: dict[str, tuple[str, str, str]] = {
@@ -37,28 +31,20 @@ BOUND_STYLE: dict[str, tuple[str, str, str]] = {
     "greedy": ("Greedy relaxation (upper bound)", "#8c564b", "dashdot"),
 }
 
-SHORT_LABELS: dict[str, str] = {
-    "sd": "SD", "bv": "BV", "spectr": "SpecTr", "specinfer": "SpecInfer",
-    "spectr_gbv": "SpecTr-GBV", "rbv": "RBV", "best_of_k_bv": "Best-of-K+BV",
-    "lp_optimal": "LP-optimal", "autoregressive": "Target alone",
-}
-
 STATUS_COLORS = {
     "accepted": "#2ca02c", "passed": "#98df8a", "rejected": "#d62728", "untested": "#c7c7c7",
     "root": "#444444", "extra": "#ffbf00", "current": "#1f77b4",
 }
 
-_FALLBACK = ["#17becf", "#e377c2", "#8c564b", "#aec7e8", "#ffbb78"]
-
 
 def color(method: str) -> str:
-    if method in COLORS:
-        return COLORS[method]
-    return _FALLBACK[sum(map(ord, method)) % len(_FALLBACK)]
+    """The method's colour, the same on every page; KeyError for a name that is no series."""
+    return _BASELINE[method][0] if method in _BASELINE else REGISTRY[method].color
 
 
 def short(method: str) -> str:
-    return SHORT_LABELS.get(method, method)
+    """The method's legend name; KeyError for a name that is no series."""
+    return _BASELINE[method][1] if method in _BASELINE else REGISTRY[method].short
 
 
 def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: int = 420) -> go.Figure:

@@ -1,0 +1,104 @@
+"""A rule is one module: every registered rule carries all of its own metadata (``core.rules.base``).
+
+``metadata_problems`` is the check; the fabricated classes below show that it can fail.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from core.rules.base import Verifier
+from core.rules.registry import REGISTRY, RULES
+from core.rules.token_level import SD
+
+TEXT = ("name", "short", "label", "color", "summary", "source")
+FLAGS = ("single_draft", "order_invariant", "lossless_by_theory", "needs_models", "closed_form_tau")
+HEX = re.compile(r"#[0-9a-f]{6}")
+SENTENCE_BREAK = re.compile(r"[.!?]\s+[A-Z]")   # a full stop followed by a capital starts a new sentence
+
+
+def metadata_problems(cls: type) -> list[str]:
+    """Everything wrong with one rule class's metadata, as one line each (empty when it is complete)."""
+    problems = []
+    for attr in TEXT + FLAGS:
+        if not hasattr(cls, attr):
+            problems.append(f"{attr} is not set")
+    for attr in TEXT:
+        value = getattr(cls, attr, None)
+        if hasattr(cls, attr) and not (isinstance(value, str) and value.strip()):
+            problems.append(f"{attr} = {value!r} is not a non-empty string")
+    for attr in FLAGS:
+        if hasattr(cls, attr) and not isinstance(getattr(cls, attr), bool):
+            problems.append(f"{attr} = {getattr(cls, attr)!r} is not a bool")
+    if problems:
+        return problems
+    if not HEX.fullmatch(cls.color):
+        problems.append(f"color {cls.color!r} is not #rrggbb")
+    if cls.short in cls.label:
+        problems.append(f"label {cls.label!r} repeats the short name {cls.short!r}")
+    summary = cls.summary
+    if "\n" in summary or not summary.endswith(".") or SENTENCE_BREAK.search(summary):
+        problems.append(f"summary {summary!r} is not one sentence ending with a period")
+    return problems
+
+
+@pytest.mark.parametrize("cls", RULES, ids=lambda c: c.__name__)
+def test_every_rule_sets_all_its_metadata(cls):
+    assert metadata_problems(cls) == []
+
+
+def test_registry_is_keyed_by_name_in_display_order():
+    assert list(REGISTRY) == [cls.name for cls in RULES]
+    assert all(REGISTRY[key].name == key for key in REGISTRY)
+    assert list(REGISTRY) == ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv",
+                              "lp_optimal"]
+
+
+def test_colours_and_short_names_tell_rules_apart():
+    colours = [cls.color.lower() for cls in RULES]
+    shorts = [cls.short for cls in RULES]
+    assert len(set(colours)) == len(RULES), colours
+    assert len(set(shorts)) == len(RULES), shorts
+
+
+def fabricated(**changes) -> type:
+    """A rule class with SD's metadata, ``changes`` applied; a value of None leaves the attribute out."""
+    attrs = {a: getattr(SD, a) for a in TEXT + FLAGS}
+    attrs.update(changes)
+    return type("Fabricated", (Verifier,), {a: v for a, v in attrs.items() if v is not None})
+
+
+@pytest.mark.parametrize("changes, complaint", [
+    ({"color": None}, "color is not set"),
+    ({"color": ""}, "color = '' is not a non-empty string"),
+    ({"color": "#12345g"}, "color '#12345g' is not #rrggbb"),
+    ({"closed_form_tau": 1}, "closed_form_tau = 1 is not a bool"),
+    ({"label": "SD (token-level)"}, "repeats the short name 'SD'"),
+    ({"summary": "Two sentences. Not one."}, "is not one sentence"),
+    ({"summary": "No period"}, "is not one sentence"),
+])
+def test_the_check_catches_a_broken_rule(changes, complaint):
+    assert metadata_problems(fabricated()) == []
+    problems = metadata_problems(fabricated(**changes))
+    assert len(problems) == 1 and complaint in problems[0], problems
+
+
+def test_closed_form_tau_is_declared_exactly_where_expected_tau_is_overridden():
+    for cls in RULES:
+        overridden = cls.expected_tau is not Verifier.expected_tau
+        assert cls.closed_form_tau == overridden, cls.name
+    assert {cls.name for cls in RULES if cls.closed_form_tau} >= {"sd", "bv"}
+
+
+def test_figures_read_colour_and_short_name_from_the_rule():
+    from pages.ui import figures
+
+    for cls in RULES:
+        assert (figures.color(cls.name), figures.short(cls.name)) == (cls.color, cls.short)
+    assert (figures.color("autoregressive"), figures.short("autoregressive")) == ("#444444", "Target alone")
+    assert (figures.color("bv"), figures.short("best_of_k_bv")) == ("#1f77b4", "Best-of-K+BV")
+    with pytest.raises(KeyError):
+        figures.color("no_such_rule")
+    with pytest.raises(KeyError):
+        figures.short("no_such_rule")
