@@ -252,3 +252,27 @@ def test_lp_optimum_dominates_every_lossless_method_and_equals_bv_at_k1():
             assert exact_analysis(v, draft, target, K, L).expected_accepted <= lp + 1e-9, (m, kind, V, K, L)
         bv = exact_analysis("bv", draft, target, 1, L).expected_accepted
         assert abs(optimal_lp(draft, target, 1, L).value - bv) < 1e-9
+
+
+def test_spectr_gbv_reports_the_mass_drawn_from_our_fallback():
+    """With p = q every child has m = 1, so r_S has no mass; the extra token then comes from q(·|S),
+    a choice of ours.  The exact result reports that mass, and it equals the probability of the
+    coin paths whose trace marks the fallback, summed by brute-force enumeration."""
+    from core.data.coins import enumerate_outcomes
+    from core.data.tree import DraftBlock
+    q = tm.IIDModel(np.array([0.5, 0.3, 0.2]))
+    K, L = 2, 2
+    result = exact_analysis("spectr_gbv", q, q, K, L)
+    verifier = get_verifier("spectr_gbv")
+    brute = 0.0
+    for x in itertools.product(itertools.product(range(3), repeat=L), repeat=K):
+        weight = float(np.prod([q.joint(d) for d in x]))
+        block = DraftBlock.from_models([list(d) for d in x], q.cond, q.cond)
+        for prob, out in enumerate_outcomes(lambda coins: verifier.run(block, coins)):
+            if out.trace.quantities.get(out.accepted, {}).get("residual_fallback"):
+                brute += weight * prob
+    assert result.fallback_mass == pytest.approx(brute, abs=1e-12)
+    assert 0.2 < result.fallback_mass < 0.22                     # 21% of the mass, as reported
+    assert result.summary()["residual_fallback_mass"] == result.fallback_mass
+    assert exact_analysis("rbv", q, q, K, L).fallback_mass == 0.0
+    assert "residual_fallback_mass" not in exact_analysis("rbv", q, q, K, L).summary()

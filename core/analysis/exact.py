@@ -55,6 +55,9 @@ class ExactResult:
     completed: np.ndarray               # P̃ on Ω^(L+1), shape (V,)*(L+1)
     target: np.ndarray                  # q on Ω^(L+1), same shape
     outcomes: int                       # draft outcomes enumerated, or nodes/states of a model-level programme
+    #: P(y drawn from q(·|s) because the rule's residual had no positive mass): our choice, not the
+    #: rule's (``Verifier.fallback_mass``); 0 for the lossless rules.
+    fallback_mass: float = 0.0
 
     @property
     def expected_accepted(self) -> float:
@@ -90,6 +93,8 @@ class ExactResult:
             "acceptance_per_position": self.acceptance_per_position.tolist(),
             "fidelity_tv": self.fidelity_tv,
             "outcomes_enumerated": self.outcomes,
+            # Only where a rule reached the fallback, so that every other row stays as it was.
+            **({"residual_fallback_mass": self.fallback_mass} if self.fallback_mass > 0 else {}),
         }
 
 
@@ -225,7 +230,8 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         for u, prob in output.items():
             tau_pmf[len(u) - 1] += prob
         completed, q = completed_law(output, target, L)
-        return ExactResult(verifier.name, K, L, target.V, tau_pmf, output, completed, q, states)
+        return ExactResult(verifier.name, K, L, target.V, tau_pmf, output, completed, q, states,
+                           verifier.fallback_mass(draft, target, K, L))
     count = outcome_count(draft.V, K, L, verifier)
     tau_pmf = np.zeros(L + 1)
     output: dict[Node, float] = defaultdict(float)
@@ -239,4 +245,5 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         if progress is not None and n % 256 == 0:
             progress(n / count)
     completed, q = completed_law(output, target, L)
-    return ExactResult(verifier.name, K, L, target.V, tau_pmf, dict(output), completed, q, n)
+    return ExactResult(verifier.name, K, L, target.V, tau_pmf, dict(output), completed, q, n,
+                       verifier.fallback_mass(draft, target, K, L))

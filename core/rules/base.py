@@ -79,5 +79,14 @@ class Verifier:
             return None
         return float(sum(prob * out.tau for prob, out in leaves))
 
+    def fallback_mass(self, draft, target, K: int, L: int) -> float:
+        """P(the extra token is drawn from q(·|s) because the rule's residual has no positive mass).
+
+        That fallback is this project's choice, not the rule's.  For a lossless rule the residual
+        is positive wherever it is drawn with positive probability, so the mass is 0; rules that
+        can reach an empty residual (SpecTr-GBV) override this with the exact mass on toy models.
+        """
+        return 0.0
+
     def __repr__(self) -> str:
         return f"<verifier {self.name}>"

@@ -85,21 +85,35 @@ class GBVQuantities:
         out = self._cache[s] = {"m": m, "C": C, "D": D, "h": h}
         return out
 
-    def residual(self, s: Node) -> np.ndarray:
-        """r_s(x) ∝ q(s·x)·[1 − m(s·x)^K]."""
+    def residual_weights(self, s: Node) -> np.ndarray:
+        """q(s·x)·[1 − m(s·x)^K], unnormalised."""
         ps, qs = self.joint(s)
         q_child = qs * self.q_cond(s)
-        weights = q_child * (1.0 - _m(ps * self.p_cond(s), q_child) ** self.K)
-        return residual(weights, self.q_cond(s))
+        return q_child * (1.0 - _m(ps * self.p_cond(s), q_child) ** self.K)
+
+    def falls_back(self, s: Node) -> bool:
+        """Whether r_s has no positive mass, so that y is drawn from q(·|s) instead.
+
+        The paper and its code leave r_s undefined when every child has m(s·x) = 1 (p ≥ q on every
+        child, e.g. p = q); drawing from q(·|s) there is this project's choice, and the mass that
+        takes it is reported (``SpecTrGBV.fallback_mass``), because the measured fidelity error
+        depends on it."""
+        return not float(np.maximum(self.residual_weights(s), 0.0).sum()) > 1e-300
+
+    def residual(self, s: Node) -> np.ndarray:
+        """r_s(x) ∝ q(s·x)·[1 − m(s·x)^K], or q(·|s) where that has no mass (``falls_back``)."""
+        return residual(self.residual_weights(s), self.q_cond(s))
 
 
-def gbv_model_output_law(draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
-    """Exact P(O = u) of the released rule on toy models, by a dynamic programme over drafts.
+def gbv_stops(draft, target, K: int, L: int) -> tuple[GBVQuantities, dict[tuple[Node, bool], float], int]:
+    """Exact P(S = s, full block?) of the released rule on toy models, by a dynamic programme over
+    drafts.
 
     Drafts are i.i.d., so the loop's state after draft k — (a, S, the rejected sub-blocks deeper
     than a) — carries everything later drafts depend on: sub-blocks at depth ≤ a are never tested
     again because a only grows.  States reached by different draft histories merge, which avoids
-    enumerating Ω^(K·L).  Returns the law and the number of states visited.
+    enumerating Ω^(K·L).  Returns the node quantities, the stop law and the number of states
+    visited.
     """
     gbv = GBVQuantities(draft.cond, target.cond, K, L)
     paths = [(x, draft.joint(x)) for x in itertools.product(range(draft.V), repeat=L)]
@@ -138,6 +152,13 @@ def gbv_model_output_law(draft, target, K: int, L: int) -> tuple[dict[Node, floa
         states = nxt
     for (a, S, H), weight in states.items():
         stops[(S, False)] += weight
+    return gbv, dict(stops), visited
+
+
+def gbv_model_output_law(draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+    """Exact P(O = u): the stop law (``gbv_stops``) followed by y ~ r_S, or q(·|S) after a full
+    block.  Returns the law and the number of states visited."""
+    gbv, stops, visited = gbv_stops(draft, target, K, L)
     law: dict[Node, float] = defaultdict(float)
     for (S, full), prob in stops.items():
         dist = target.cond(S) if full else gbv.residual(S)
@@ -186,11 +207,18 @@ class SpecTrGBV(Verifier):
                     H.add(s)
             if test(x, k, "full-block"):
                 return Outcome(x, k, block.q[x], trace)
+        if gbv.falls_back(S):
+            trace.note(S, residual_fallback=True)
         return Outcome(S, S_draft, gbv.residual(S), trace)
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
         """Exact output law on toy models without enumerating Ω^(K·L) (see ``gbv_model_output_law``)."""
         return gbv_model_output_law(draft, target, K, L)
+
+    def fallback_mass(self, draft, target, K: int, L: int) -> float:
+        """P(y is drawn from q(·|S) because r_S has no positive mass) (``GBVQuantities.falls_back``)."""
+        gbv, stops, _ = gbv_stops(draft, target, K, L)
+        return float(sum(prob for (S, full), prob in stops.items() if not full and gbv.falls_back(S)))
 
     @staticmethod
     def model_law_cost(V: int, K: int, L: int) -> float:
