@@ -3,26 +3,20 @@ configuration, a reproducible counterexample or confirmation, and a seeded rando
 from __future__ import annotations
 
 import json
-import time
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import figures
-from pages.ui import legacy_ui as ui
-from toy_models import IIDModel, random_pair
+from core.analysis import claims
+from core.analysis.claims import FAILS, GBV, HOLDS, NA
+from pages.ui import cached, errors, figures, routing, toy_config
 
-ui.router_guard()
+routing.router_guard()
 
-GBV = "spectr_gbv"
-TOL = 1e-9
-
-HOLDS, FAILS, NA = "holds here", "fails here", "cannot be checked here"
 BADGE = {HOLDS: ":green[:material/check_circle: holds here]", FAILS: ":red[:material/cancel: fails here]",
          NA: ":gray[:material/remove_circle: cannot be checked here]"}
 
-cfg = ui.toy_config(methods=False, K_max=6)
+cfg = toy_config.toy_config(methods=False, K_max=6)
 st.title("SpecTr-GBV: does each claim hold?")
 st.markdown(
     "The SpecTr-GBV paper (Lin, Sheng, Cai, Zhou 2026) claims that its rule is **lossless**, "
@@ -32,17 +26,17 @@ st.markdown(
     "you need to reproduce it. The rule is run *as released in the authors' code*.")
 if cfg is None:
     st.stop()
-st.markdown(ui.config_caption(cfg))
-if ui.cost_note(cfg.V, cfg.K, cfg.L, [GBV]) or cfg.V ** cfg.L > 4096:
+st.markdown(toy_config.config_caption(cfg))
+if cached.cost_note(cfg.V, cfg.K, cfg.L, [GBV]) or cfg.V ** cfg.L > 4096:
     st.warning("This configuration is large; verdicts may take several seconds.")
 
 verdicts: dict[str, str] = {}
 
 
-def claim(title: str, verdict: str, body: str):
-    verdicts[title] = verdict
+def claim(verdict: claims.ClaimVerdict, body: str):
+    verdicts[verdict.claim] = verdict.status
     box = st.container(border=True)
-    box.subheader(f"{title}: {BADGE[verdict]}")
+    box.subheader(f"{verdict.claim}: {BADGE[verdict.status]}")
     box.markdown(body)
     return box
 
@@ -53,81 +47,80 @@ def reproduce(extra: dict | None = None) -> str:
                        **(extra or {})}, indent=1)
 
 
-gbv = ui.exact(cfg.spec, GBV, cfg.K, cfg.L)
-lp_size = ui.lp_size(cfg.V, cfg.K, cfg.L)
-lp = ui.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L) if lp_size <= ui.LP_AUTO * 4 else None
-cic = ui.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)
+gbv = cached.exact(cfg.spec, GBV, cfg.K, cfg.L)
+lp_size = cached.lp_size(cfg.V, cfg.K, cfg.L)
+lp = cached.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L) if lp_size <= cached.LP_AUTO * 4 else None
+cic = cached.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)
 
 # 1. Lossless ---------------------------------------------------------------------------------------
-with ui.guard("the losslessness verdict"):
-    tv = gbv.fidelity_tv
-    diff = np.abs(gbv.completed - gbv.target)
-    z = tuple(int(i) for i in np.unravel_index(int(np.argmax(diff)), diff.shape))
-    lossless = tv < TOL
+with errors.guard("the losslessness verdict"):
+    v = claims.lossless_verdict(gbv)
+    n = v.numbers
+    z = n["worst_sequence"]
     body = (f"Completing the rule's output with target samples gives a law on Ω^(L+1) at total-variation "
-            f"distance **{tv:.3e}** from q. "
+            f"distance **{n['fidelity_tv']:.3e}** from q. "
             + ("That is zero up to rounding: on this configuration the output has exactly the target's law."
-               if lossless else
+               if v.status == HOLDS else
                f"The largest gap is at the sequence z = `{figures.tokens_str(z)}`: the rule produces it with "
-               f"probability {gbv.completed[z]:.6f}, the target with {gbv.target[z]:.6f}."))
-    box = claim("Lossless", HOLDS if lossless else FAILS, body)
+               f"probability {n['produced']:.6f}, the target with {n['target']:.6f}."))
+    box = claim(v, body)
     with box:
-        if not lossless:
-            with ui.guard("Algorithm 2 (reconstructed)"):
-                from core.analysis.compensation import compensation
+        if v.status == FAILS:
+            with errors.guard("Algorithm 2 (reconstructed)"):
                 draft, target = cfg.models
-                comp = compensation(GBV, draft, target, cfg.K, cfg.L)
-                if comp.over_emission:
+                repair = claims.repair_verdict(gbv, target)
+                verdicts[repair.claim] = repair.status
+                if repair.status == FAILS:
                     st.markdown(
                         f"**Can the paper's Algorithm 2 (modify the target at the next iteration) repair it?** "
-                        f"No: the rule already emits the prefix `{figures.tokens_str(comp.worst_node)}` more often "
-                        f"than q does (by {-comp.min_F:.4g}), and no later iteration can take text back.")
-                    verdicts["Lossless with Algorithm 2"] = FAILS
+                        f"No: the rule already emits the prefix `{figures.tokens_str(repair.numbers['worst_prefix'])}` "
+                        f"more often than q does (by {-repair.numbers['min_F']:.4g}), and no later iteration can "
+                        f"take text back.")
                 else:
                     st.markdown("**Can Algorithm 2 repair it?** The rule never over-emits here, so a "
                                 "compensated target exists (reconstructed exactly).")
-                    verdicts["Lossless with Algorithm 2"] = HOLDS
-                    if cfg.V <= 3 and cfg.L <= 2 and cfg.K <= 3:
-                        from core.analysis.compensation import iterate_exact
-                        runs = {c: iterate_exact(GBV, draft, target, cfg.K, cfg.L, 2, compensate_target=c)
-                                for c in (False, True)}
+                    runs = claims.repair_iterations(draft, target, cfg.K, cfg.L)
+                    if runs is not None:
                         st.dataframe(pd.DataFrame([
-                            {"iterations run exactly": 2, "target": "compensated (Algorithm 2)" if c else "plain q",
+                            {"iterations run exactly": r.n,
+                             "target": "compensated (Algorithm 2)" if r.compensated else "plain q",
                              "TV of the first 2 tokens from q": r.tv, "tokens per iteration": r.tokens_per_iteration}
-                            for c, r in runs.items()]), hide_index=True, width="stretch", key="claims_iter")
+                            for r in runs]), hide_index=True, width="stretch", key="claims_iter")
                         st.caption("With compensation the text is lossless, but each iteration then emits "
                                    "fewer tokens: the block efficiency the rule advertises is not what it delivers.")
         with st.expander("Reproduce"):
-            st.code(reproduce({"method": GBV, "fidelity_tv": tv, "worst_sequence": list(z)}), language="json")
+            st.code(reproduce(v.reproduce), language="json")
 
 # 2. Optimal ----------------------------------------------------------------------------------------
-with ui.guard("the optimality verdict"):
-    if lp is None:
-        claim("Optimal", NA, f"The LP optimum needs an LP of size {lp_size:,}; lower V, K or L.")
+with errors.guard("the optimality verdict"):
+    v = claims.optimal_verdict(gbv, lp)
+    n = v.numbers
+    if v.status == NA:
+        body = f"The LP optimum needs an LP of size {lp_size:,}; lower V, K or L."
+    elif not n["lossless"]:
+        body = (f"Optimality is claimed among lossless verifiers, and the rule is not lossless here. Its E[τ] "
+                f"= {n['expected_accepted']:.6f} against the LP optimum {n['lp_optimum']:.6f} of every lossless "
+                f"verifier"
+                + (": it accepts *more* than any lossless rule can, which is only possible by changing the "
+                   "output distribution." if n["above_optimum"] else "."))
+    elif v.status == HOLDS:
+        body = f"E[τ] = {n['expected_accepted']:.6f} equals the LP optimum {n['lp_optimum']:.6f}."
     else:
-        e = gbv.expected_accepted
-        if not lossless:
-            v = FAILS
-            body = (f"Optimality is claimed among lossless verifiers, and the rule is not lossless here. Its E[τ] "
-                    f"= {e:.6f} against the LP optimum {lp:.6f} of every lossless verifier"
-                    + (": it accepts *more* than any lossless rule can, which is only possible by changing the "
-                       "output distribution." if e > lp + TOL else "."))
-        elif abs(e - lp) <= 1e-7:
-            v, body = HOLDS, f"E[τ] = {e:.6f} equals the LP optimum {lp:.6f}."
-        else:
-            v, body = FAILS, f"E[τ] = {e:.6f} is below the LP optimum {lp:.6f} (gap {lp - e:.3e})."
-        claim("Optimal", v, body)
+        body = (f"E[τ] = {n['expected_accepted']:.6f} is below the LP optimum {n['lp_optimum']:.6f} "
+                f"(gap {n['gap']:.3e}).")
+    claim(v, body)
 
 # 3. Attains E_CIC -----------------------------------------------------------------------------------
-with ui.guard("the E_CIC verdict"):
-    e = gbv.expected_accepted
-    ok = abs(e - cic) <= 1e-7
-    body = f"The paper's E_CIC = Σ_s q(s)·[1 − (1 − m(s))^K] = **{cic:.6f}**; the rule's exact E[τ] = **{e:.6f}**."
-    if lp is not None and cic > lp + 1e-7:
-        body += (f" Note that E_CIC exceeds the LP optimum {lp:.6f}: **no lossless verifier can attain it** "
-                 f"on this configuration.")
-    box = claim("Attains its stated E_CIC", HOLDS if ok else FAILS, body)
-    vals = {GBV: e, "claimed_cic": cic}
+with errors.guard("the E_CIC verdict"):
+    v = claims.cic_verdict(gbv, cic, lp)
+    n = v.numbers
+    body = (f"The paper's E_CIC = Σ_s q(s)·[1 − (1 − m(s))^K] = **{n['claimed_cic']:.6f}**; the rule's exact "
+            f"E[τ] = **{n['expected_accepted']:.6f}**.")
+    if n["unattainable"]:
+        body += (f" Note that E_CIC exceeds the LP optimum {n['lp_optimum']:.6f}: **no lossless verifier can "
+                 f"attain it** on this configuration.")
+    box = claim(v, body)
+    vals = {GBV: n["expected_accepted"], "claimed_cic": n["claimed_cic"]}
     if lp is not None:
         vals["lp_optimum"] = lp
     with box:
@@ -135,66 +128,49 @@ with ui.guard("the E_CIC verdict"):
                                              "E[τ]"), key="claims_cic")
 
 # 4. Monotone in K ----------------------------------------------------------------------------------
-with ui.guard("the monotonicity verdict"):
-    k_hi = max(4, cfg.K + 1)
-    res = ui.run_with_progress([(str(K), lambda K=K: ui.exact(cfg.spec, GBV, K, cfg.L).expected_accepted)
-                                for K in range(1, k_hi + 1)], "SpecTr-GBV for every K")
-    pts = [(int(K), float(v)) for K, v in res.items() if not isinstance(v, Exception)]
-    drops = [(k1, v1, k2, v2) for (k1, v1), (k2, v2) in zip(pts, pts[1:]) if v2 < v1 - TOL]
-    body = ("E[τ] for K = 1.." + str(k_hi) + ": " + ", ".join(f"{v:.4f}" for _, v in pts) + ". "
-            + (f"It **drops** from {drops[0][1]:.6f} at K = {drops[0][0]} to {drops[0][3]:.6f} at K = {drops[0][2]}."
-               if drops else "Never decreasing on this configuration."))
-    box = claim("Monotone in K", FAILS if drops else HOLDS, body)
+with errors.guard("the monotonicity verdict"):
+    Ks = claims.monotone_Ks(cfg.K)
+    res = cached.run_with_progress([(str(K), lambda K=K: cached.exact(cfg.spec, GBV, K, cfg.L).expected_accepted)
+                                for K in Ks], "SpecTr-GBV for every K")
+    v = claims.monotone_verdict([(int(K), e) for K, e in res.items() if not isinstance(e, Exception)])
+    pts, drop = v.numbers["points"], v.numbers["drop"]
+    body = (f"E[τ] for K = 1..{Ks[-1]}: " + ", ".join(f"{e:.4f}" for _, e in pts) + ". "
+            + (f"It **drops** from {drop[1]:.6f} at K = {drop[0]} to {drop[3]:.6f} at K = {drop[2]}."
+               if drop else "Never decreasing on this configuration."))
+    box = claim(v, body)
     with box:
-        bv_pts = [(K, ui.exact(cfg.spec, "bv", 1, cfg.L).expected_accepted) for K, _ in pts]
-        st.plotly_chart(figures.tau_vs_K({GBV: pts, "bv": bv_pts}, {}, current_K=cfg.K), key="claims_mono")
+        bv_pts = [(K, cached.exact(cfg.spec, "bv", 1, cfg.L).expected_accepted) for K, _ in pts]
+        st.plotly_chart(figures.tau_vs_K({GBV: list(pts), "bv": bv_pts}, {}, current_K=cfg.K), key="claims_mono")
 
 # 5. Reduces to BV at K = 1 ----------------------------------------------------------------------------
-with ui.guard("the K = 1 verdict"):
-    g1, b1 = ui.exact(cfg.spec, GBV, 1, cfg.L), ui.exact(cfg.spec, "bv", 1, cfg.L)
-    outs = set(g1.output_law) | set(b1.output_law)
-    law_tv = 0.5 * sum(abs(g1.output_law.get(u, 0.0) - b1.output_law.get(u, 0.0)) for u in outs)
-    same = law_tv < TOL
-    claim("Reduces to block verification at K = 1", HOLDS if same else FAILS,
-          f"At K = 1: SpecTr-GBV E[τ] = {g1.expected_accepted:.6f} with fidelity error {g1.fidelity_tv:.3e}; "
-          f"BV E[τ] = {b1.expected_accepted:.6f} with fidelity error {b1.fidelity_tv:.3e}. "
-          f"Distance between their output laws: {law_tv:.3e}."
-          + ("" if same else " They are different rules: BV is lossless and optimal for one draft, and "
-             "SpecTr-GBV at K = 1 is neither whenever its E[τ] exceeds BV's."))
+with errors.guard("the K = 1 verdict"):
+    v = claims.k1_verdict(cached.exact(cfg.spec, GBV, 1, cfg.L), cached.exact(cfg.spec, "bv", 1, cfg.L))
+    n = v.numbers
+    claim(v, f"At K = 1: SpecTr-GBV E[τ] = {n['rule_expected_accepted']:.6f} with fidelity error "
+             f"{n['rule_fidelity_tv']:.3e}; BV E[τ] = {n['bv_expected_accepted']:.6f} with fidelity error "
+             f"{n['bv_fidelity_tv']:.3e}. Distance between their output laws: {n['law_tv']:.3e}."
+             + ("" if v.status == HOLDS else " They are different rules: BV is lossless and optimal for one "
+                "draft, and SpecTr-GBV at K = 1 is neither whenever its E[τ] exceeds BV's."))
 
 
 # 6. O(|Ω|) verification -------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False)
-def verify_timing(K: int, L: int, Vs: tuple[int, ...], blocks: int = 20) -> list[float]:
-    """Median wall time of one SpecTr-GBV verification on random i.i.d. models, per V."""
-    out = []
-    for V in Vs:
-        rng = np.random.default_rng(V)
-        q = rng.dirichlet(np.ones(V))
-        p = 0.5 * q + 0.5 * rng.dirichlet(np.ones(V))
-        spec = ui.model_spec(IIDModel(p / p.sum()), IIDModel(q / q.sum()), 1.0)
-        times = []
-        for b in range(blocks):
-            block = ui.draw(spec, K, L, b)
-            t0 = time.perf_counter()
-            ui.verify(spec, GBV, block, b)
-            times.append(time.perf_counter() - t0)
-        out.append(float(np.median(times)))
-    return out
+def verify_timing(K: int, L: int, Vs: tuple[int, ...]) -> tuple[float, ...]:
+    """``claims.verification_times``, measured once per (K, L) and kept."""
+    return claims.verification_times(K, L, Vs)
 
 
-with ui.guard("the complexity measurement"):
-    Vs = (16, 64, 256, 1024, 4096)
+with errors.guard("the complexity measurement"):
+    Vs = claims.TIMING_SIZES
     with st.spinner("Timing SpecTr-GBV verifications…"):
         secs = verify_timing(cfg.K, cfg.L, Vs)
-    slope = float(np.polyfit(np.log(Vs), np.log(secs), 1)[0])
-    ok = slope <= 1.25
-    box = claim("Verification in O(|Ω|)", HOLDS if ok else FAILS,
-                f"Measured on random i.i.d. models with this K = {cfg.K} and L = {cfg.L}: the time of one "
-                f"verification grows like |Ω|^{slope:.2f} (fit over |Ω| = {', '.join(map(str, Vs))}; "
-                f"O(|Ω|) means an exponent of at most 1). Each of the at most K·L acceptance tests sums over "
-                f"the children of one node, so linear growth is the worst case; at these sizes the fixed "
-                f"cost per test still dominates, hence an exponent below 1.")
+    v = claims.timing_verdict(Vs, secs)
+    slope = v.numbers["exponent"]
+    box = claim(v, f"Measured on random i.i.d. models with this K = {cfg.K} and L = {cfg.L}: the time of one "
+                   f"verification grows like |Ω|^{slope:.2f} (fit over |Ω| = {', '.join(map(str, Vs))}; "
+                   f"O(|Ω|) means an exponent of at most 1). Each of the at most K·L acceptance tests sums over "
+                   f"the children of one node, so linear growth is the worst case; at these sizes the fixed "
+                   f"cost per test still dominates, hence an exponent below 1.")
     with box:
         st.plotly_chart(figures.scaling_plot(Vs, secs, slope), key="claims_scaling")
 
@@ -205,7 +181,6 @@ st.header("Summary on this configuration")
 st.dataframe(pd.DataFrame([{"claim": k, "verdict": v} for k, v in verdicts.items()]), hide_index=True,
              width="stretch", key="claims_summary")
 with st.expander("Reproduce these verdicts on the command line"):
-    _d, _t = cfg.models
     st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
     c_p, c_q = st.columns(2)
     c_p.code(json.dumps(json.loads(cfg.spec)["draft"]), language="json")
@@ -226,41 +201,21 @@ c1, c2 = st.columns(2)
 search_seed = c1.number_input("Search seed", 0, 10**9, 0, key="claims_search_seed")
 trials = c2.slider("Configurations to try", 5, 200, 20, key="claims_trials")
 if st.button("Search", type="primary", key="claims_search"):
-    rng = np.random.default_rng(int(search_seed))
     found = []
     bar = st.progress(0.0, text="Searching")
-    for i in range(int(trials)):
-        kind = str(rng.choice(["iid", "markov"]))
-        V = int(rng.integers(2, 4))
-        K = int(rng.integers(1, 4))
-        L = int(rng.integers(1, 4))
-        while V ** (K * L) > 4096:
-            L -= 1
-        alpha = float(rng.choice([0.3, 1.0, 3.0]))
-        mix = round(float(rng.uniform(0.1, 0.9)), 2)
-        mseed = int(rng.integers(0, 10**6))
-        bar.progress((i + 1) / int(trials), text=f"Searching: configuration {i + 1} of {int(trials)}")
+    configs = claims.search_configs(int(search_seed), int(trials))
+    for c in configs:
+        bar.progress(c.index / len(configs), text=f"Searching: configuration {c.index} of {len(configs)}")
         try:
-            d, t = random_pair(kind, V, alpha, mix, mseed)
-            spec = ui.model_spec(d, t, 1.0)
-            r = ui.exact(spec, GBV, K, L)
-            r2 = ui.exact(spec, GBV, K + 1, L)
-            c = ui.bound(spec, "claimed_cic", K, L)
-            lpv = ui.bound(spec, "lp_optimum", K, L) if ui.lp_size(V, K, L) <= ui.LP_AUTO else None
+            spec = cached.model_spec(*c.models(), 1.0)
+            row = claims.search_row(
+                c, cached.exact(spec, GBV, c.K, c.L), cached.exact(spec, GBV, c.K + 1, c.L),
+                cached.bound(spec, "claimed_cic", c.K, c.L),
+                cached.bound(spec, "lp_optimum", c.K, c.L) if cached.lp_size(c.V, c.K, c.L) <= cached.LP_AUTO else None)
         except Exception as exc:  # noqa: BLE001
-            st.error(ui.explain(exc, "a search configuration"))
+            st.error(errors.explain(exc, "a search configuration"))
             continue
-        broken = []
-        if r.fidelity_tv > TOL:
-            broken.append(f"not lossless (TV {r.fidelity_tv:.2e})")
-        if abs(r.expected_accepted - c) > 1e-7:
-            broken.append(f"E[τ] {r.expected_accepted:.4f} ≠ E_CIC {c:.4f}")
-        if r2.expected_accepted < r.expected_accepted - TOL:
-            broken.append(f"drops at K+1 ({r.expected_accepted:.4f} → {r2.expected_accepted:.4f})")
-        if lpv is not None and r.expected_accepted > lpv + 1e-7:
-            broken.append(f"above the LP optimum {lpv:.4f}")
-        found.append({"#": i + 1, "kind": kind, "V": V, "K": K, "L": L, "alpha": alpha, "mismatch": mix,
-                      "model seed": mseed, "claims broken": "; ".join(broken) or "none"})
+        found.append(row.as_dict())
     bar.empty()
     st.session_state["claims_found"] = found
 
@@ -278,9 +233,9 @@ if found:
         r = next(r for r in bad if r["#"] == pick)
 
         def _open(r=r):
-            ui.apply_random(r["kind"], r["V"], r["alpha"], r["mismatch"], r["model seed"], r["K"], r["L"])
+            toy_config.apply_random(r["kind"], r["V"], r["alpha"], r["mismatch"], r["model seed"], r["K"], r["L"])
             st.session_state["claims_goto_lab"] = True
 
         st.button("Open in the laboratory", key="claims_open", on_click=_open)
         if st.session_state.pop("claims_goto_lab", False):
-            st.switch_page(ui.PAGE_LAB)
+            st.switch_page(routing.toy_lab())

@@ -9,10 +9,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import figures
-from pages.ui import legacy_ui as ui
+from pages.ui import errors, figures, pair_picker, routing, text
 
-ui.router_guard()
+routing.router_guard()
 
 st.title("Live decoder: speculative decoding on a real model pair")
 st.markdown(
@@ -20,13 +19,13 @@ st.markdown(
     "one call, and the chosen verification rule keeps what it can. Watch the text grow: each "
     "iteration's accepted draft tokens are green (two shades alternate between iterations), the extra "
     "token the verifier adds is gold. Block efficiency is tokens per target call.")
-st.markdown(ui.LEGEND_HTML, unsafe_allow_html=True)
+st.markdown(pair_picker.LEGEND_HTML, unsafe_allow_html=True)
 
-pair = ui.pair_picker("dec")
+pair = pair_picker.pair_picker("dec")
 if pair is None:
     st.stop()
 
-methods = ui.decoder_methods()
+methods = pair_picker.decoder_methods()
 ss = st.session_state
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
 ss.setdefault("dec_method", "rbv" if "rbv" in methods else methods[0])
@@ -38,7 +37,7 @@ ss.setdefault("dec_seed", 0)
 
 prompt = st.text_area("Prompt", key="dec_prompt", height=150)
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
-method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {ui.label(m)}")
+method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}")
 K = c2.slider("Drafts K", 1, 8, key="dec_K")
 L = c3.slider("Length L", 1, 8, key="dec_L")
 T = c4.slider("Temperature T", 0.0, 2.0, step=0.1, key="dec_T")
@@ -51,7 +50,7 @@ config = dict(method=method, K=int(K), L=int(L), T=float(T), max_new=int(max_new
 
 def _segments(gen) -> list[tuple[list[str], str, bool]]:
     """Per iteration: (accepted token texts, extra token text, bonus?), cut where generation stopped."""
-    texts = ui.token_texts(pair, gen.tokens)
+    texts = pair_picker.token_texts(pair, gen.tokens)
     out, i = [], 0
     for it in gen.iterations:
         acc = texts[i:i + it.tau]
@@ -92,7 +91,7 @@ if go:
         before = len(tokens)
         tokens.extend(int(t) for t in it.accepted)
         tokens.append(int(it.extra))
-        texts = ui.token_texts(pair, tokens)[before:]
+        texts = pair_picker.token_texts(pair, tokens)[before:]
         segments.append((texts[:it.tau], texts[it.tau] if len(texts) > it.tau else "",
                          bool(it.is_bonus)))
         taus.append(it.tau)
@@ -102,7 +101,7 @@ if go:
         now = time.perf_counter()
         if now - last[0] > 0.15:
             last[0] = now
-            text_box.markdown(ui.colored_text_html(prompt, segments), unsafe_allow_html=True)
+            text_box.markdown(pair_picker.colored_text_html(prompt, segments), unsafe_allow_html=True)
             n = len(taus)
             busy = sum(split.values()) or 1.0
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
@@ -116,10 +115,10 @@ if go:
 
     try:
         with st.spinner("Generating…"):
-            gen = ui.generate(pair, method, K, L, T, prompt, max_new, seed, on_iteration=on_iteration)
+            gen = pair_picker.generate(pair, method, K, L, T, prompt, max_new, seed, on_iteration=on_iteration)
         ss["dec_result"] = {"config": config, "generation": gen, "segments": _segments(gen)}
     except Exception as exc:  # noqa: BLE001
-        st.error(ui.explain(exc, "the generation"))
+        st.error(errors.explain(exc, "the generation"))
     live.empty()
     live_chart.empty()
 
@@ -130,7 +129,7 @@ if result is None:
 gen = result["generation"]
 if result["config"] != config:
     st.caption("Showing the last generation; the settings above have changed since. Press Generate to rerun.")
-text_box.markdown(ui.colored_text_html(result["config"]["prompt"], result["segments"]), unsafe_allow_html=True)
+text_box.markdown(pair_picker.colored_text_html(result["config"]["prompt"], result["segments"]), unsafe_allow_html=True)
 
 m = gen.metrics
 st.header("How it went")
@@ -155,19 +154,19 @@ if gen.iterations:
     n_it = len(gen.iterations)
     i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
     it = gen.iterations[i - 1]
-    with ui.guard("the draft tree"):
-        block, trace = ui.block_from_trace(it, pair.vocab_size)
-        text = lambda t: ui.visible(pair.decode([int(t)]))  # noqa: E731
+    with errors.guard("the draft tree"):
+        block, trace = pair_picker.block_from_trace(it, pair.vocab_size)
+        token = lambda t: pair_picker.visible(pair.decode([int(t)]))  # noqa: E731
         st.plotly_chart(figures.draft_tree(
-            block, trace, accepted=it.accepted, extra=it.extra, token_text=text,
-            title=f"Iteration {i}: τ = {it.tau} accepted, extra token {text(it.extra)!r}"
+            block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
+            title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
                   f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
         cols = st.columns(3)
-        cols[0].metric("E[τ | these drafts]", ui.fmt(it.expected_tau),
+        cols[0].metric("E[τ | these drafts]", text.fmt(it.expected_tau),
                        help="Exact over the verifier's coins, where the rule has a closed form.")
-        cols[1].metric("Single-token optimum α* at the root", ui.fmt(it.alpha_star_root),
+        cols[1].metric("Single-token optimum α* at the root", text.fmt(it.alpha_star_root),
                        help="Best possible acceptance probability of the first token with K drafts (spec §6).")
-        cols[2].metric("1 − TV(p, q) at the root", ui.fmt(it.acceptance_root))
+        cols[2].metric("1 − TV(p, q) at the root", text.fmt(it.acceptance_root))
         st.dataframe(pd.DataFrame([{"token": repr(pair.decode([t])), "probability": pr}
                                    for t, pr in it.residual_top]), hide_index=True, key="dec_residual",
                      column_config={"probability": st.column_config.NumberColumn(format="%.4f")})
@@ -185,9 +184,9 @@ if st.button("Compare", key="dec_compare_go"):
     for j, (name, x) in enumerate(runs):
         bar.progress(j / max(1, len(runs)), text=f"Running {name} ({j + 1}/{len(runs)})")
         try:
-            out[x] = ui.generate(pair, x, K, L, T, prompt, max_new, seed).metrics
+            out[x] = pair_picker.generate(pair, x, K, L, T, prompt, max_new, seed).metrics
         except Exception as exc:  # noqa: BLE001
-            st.error(f"{name}: {ui.explain(exc, 'the generation')}")
+            st.error(f"{name}: {errors.explain(exc, 'the generation')}")
     bar.empty()
     ss["dec_compare_result"] = out
 cmp_ = ss.get("dec_compare_result")

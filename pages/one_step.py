@@ -5,14 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.ui import figures
-from pages.ui import legacy_ui as ui
+from pages.ui import cached, errors, figures, routing, text, toy_config
 
-ui.router_guard()
+routing.router_guard()
 
 KIND = {"token": "token", "sub-block": "sub-block", "full-block": "full block"}
 
-cfg = ui.toy_config(methods=False)
+cfg = toy_config.toy_config(methods=False)
 st.title("One iteration, step by step")
 st.markdown(
     "One round of speculative decoding, slowed down. The draft model **p** writes **K** drafts of "
@@ -22,21 +21,21 @@ st.markdown(
     "accepted sub-block is followed by **one extra token** from the residual (or a bonus token from q).")
 if cfg is None:
     st.stop()
-st.markdown(ui.config_caption(cfg))
+st.markdown(toy_config.config_caption(cfg))
 
 
 def _new_drafts() -> None:
     st.session_state.step_seed = int(st.session_state.get("step_seed", 0)) + 1
 
 
-methods = ui.all_methods()
+methods = text.all_methods()
 default = "spectr_gbv" if "spectr_gbv" in methods else methods[0]
 st.session_state.setdefault("step_method", default)
 if st.session_state.step_method not in methods:
     st.session_state.step_method = default
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 method = c1.selectbox("Method to watch", methods, key="step_method",
-                      format_func=lambda m: f"{figures.short(m)}: {ui.label(m)}")
+                      format_func=lambda m: f"{figures.short(m)}: {text.label(m)}")
 st.session_state.setdefault("step_seed", 0)
 st.session_state.setdefault("step_coin", 0)
 seed = c2.number_input("Draft seed", 0, 10**9, key="step_seed")
@@ -48,8 +47,8 @@ if cfg.K * cfg.L > 64:
     st.error("K·L is too large to draw a readable tree; use K·L ≤ 64.")
     st.stop()
 
-with ui.guard("the drafts"):
-    block = ui.draw(cfg.spec, cfg.K, cfg.L, int(seed))
+with errors.guard("the drafts"):
+    block = cached.draw(cfg.spec, cfg.K, cfg.L, int(seed))
     st.session_state["step_nodes"] = len(block.nodes())
 
     st.header("1. The drafts")
@@ -66,7 +65,7 @@ with ui.guard("the drafts"):
                f"more than the draft model does.")
 
     st.header(f"2. Verification by {figures.short(method)}, test by test")
-    verdict = ui.verify(cfg.spec, method, block, int(coin))
+    verdict = cached.verify(cfg.spec, method, block, int(coin))
     tests = list(verdict.trace.tests)
     if tests:
         upto = st.slider("Tests revealed", 0, len(tests), len(tests), key=f"step_upto_{len(tests)}",
@@ -82,7 +81,6 @@ with ui.guard("the drafts"):
 
     lines = []
     H: list = []
-    S: tuple = ()
     for i, t in enumerate(tests[:upto], start=1):
         node = figures.tokens_str(t.node)
         outcome = "**passed**" if t.passed else "**rejected**"
@@ -91,9 +89,7 @@ with ui.guard("the drafts"):
         shown = min(max(t.prob, 0.0), 1.0)
         lines.append(f"{i}. draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)} `{node}`, which "
                      f"passes with probability {shown:.4f}{odd}: {outcome}.")
-        if t.passed:
-            S = t.node
-        else:
+        if not t.passed:
             H.append(node)
     if lines:
         st.markdown("\n".join(lines))
@@ -117,18 +113,18 @@ with ui.guard("the drafts"):
                    "the extra token from it is what keeps a lossless method's output distributed as q.")
 
     st.header("4. Every method on the same drafts and coin seed")
-    compare = [m for m in methods if m != "lp_optimal" or ui.lp_size(cfg.V, cfg.K, cfg.L) <= ui.LP_AUTO]
+    compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, cfg.K, cfg.L) <= cached.LP_AUTO]
     rows = []
     for m in compare:
         try:
-            v = ui.verify(cfg.spec, m, block, int(coin))
+            v = cached.verify(cfg.spec, m, block, int(coin))
         except Exception as exc:  # noqa: BLE001
-            st.error(f"{figures.short(m)}: {ui.explain(exc, 'its verification')}")
+            st.error(f"{figures.short(m)}: {errors.explain(exc, 'its verification')}")
             continue
         rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
                      "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
                      "tests": len(v.trace.tests),
-                     "expected_tau_given_drafts": ui.expected_tau_given(cfg.spec, m, block)})
+                     "expected_tau_given_drafts": cached.expected_tau_given(cfg.spec, m, block)})
     st.plotly_chart(figures.compare_methods_bar(rows), key="step_compare")
     st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
         columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),

@@ -3,30 +3,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.ui import figures
-from pages.ui import legacy_ui as ui
+from core.rules.registry import REGISTRY
+from pages.ui import cached, errors, figures, routing
 from toy_models import PRESETS
 
-ui.router_guard()
-
-DESCRIPTIONS = {
-    "sd": "One draft, checked token by token: accept x_i with probability min(1, q/p), stop at the "
-          "first rejection, then draw a correction from (q − p)₊.",
-    "bv": "One draft, checked as a block: a later token that q likes more than p can rescue an earlier "
-          "one, and the longest passing prefix wins. The best possible rule for a single draft.",
-    "spectr": "K drafts, walked down the draft tree; at each node an optimal-transport coupling (K-SEQ) "
-              "decides which drafted token to keep.",
-    "specinfer": "K drafts, walked down the draft tree; at each node recursive rejection sampling tries "
-                 "the drafted tokens one after another.",
-    "spectr_gbv": "K drafts with block-level acceptance probabilities built from C(s) = q(s)·[1 − (1 − m(s))^K] "
-                  "(Lin, Sheng, Cai, Zhou 2026, as released). Its claims are measured on the Claims page.",
-    "rbv": "Block verification on each draft in turn, starting where the previous draft stopped and "
-           "verifying against the residual; lossless by induction.",
-    "best_of_k_bv": "Select the best of the K drafts by q/p ranks, then run block verification on it, "
-                    "with the law of the selected draft as p.",
-    "lp_optimal": "The best lossless verifier for K i.i.d. drafts, solved as a linear program "
-                  "(toy models only); its E[τ] is the LP optimum.",
-}
+routing.router_guard()
 
 st.title("Speculative decoding with several drafts: learn it, check it")
 st.markdown(
@@ -42,11 +23,11 @@ The whole game is to make the expected accepted length **E[τ]** as large as pos
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    with ui.guard("the example picture"):
+    with errors.guard("the example picture"):
         preset = PRESETS["several-drafts"]
-        spec = ui.model_spec(preset.draft, preset.target, 1.0)
-        block = ui.draw(spec, preset.K, preset.L, seed=3)
-        verdict = ui.verify(spec, "rbv", block, coin_seed=1)
+        spec = cached.model_spec(preset.draft, preset.target, 1.0)
+        block = cached.draw(spec, preset.K, preset.L, seed=3)
+        verdict = cached.verify(spec, "rbv", block, coin_seed=1)
         fig = figures.draft_tree(
             block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra,
             title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
@@ -58,47 +39,46 @@ with left:
                    "for p, q and the acceptance quantities.")
 with right:
     st.subheader("Where to start")
-    st.page_link(ui.PAGE_LAB, label="The binary toy of the block-verification paper",
+    st.page_link(routing.toy_lab(), label="The binary toy of the block-verification paper",
                  icon=":material/science:", query_params={"preset": "binary-toy"},
                  help="V = 2, p = (2/3, 1/3), q = (1/3, 2/3), L = 2: SD gets 10/9, BV 11/9, the acausal bound 12/9.")
     st.caption("p = (2/3, 1/3), q = (1/3, 2/3), L = 2: why checking a block beats checking tokens.")
-    st.page_link(ui.PAGE_LAB, label="Why several drafts help", icon=":material/account_tree:",
+    st.page_link(routing.toy_lab(), label="Why several drafts help", icon=":material/account_tree:",
                  query_params={"preset": "several-drafts"},
                  help="A noisy draft of a peaked Markov target: watch E[τ] grow with K.")
     st.caption("A noisy draft of a peaked Markov target: E[τ] against K for every method.")
-    st.page_link(ui.PAGE_CLAIMS, label="Is SpecTr-GBV lossless?", icon=":material/gavel:",
+    st.page_link(routing.claims(), label="Is SpecTr-GBV lossless?", icon=":material/gavel:",
                  query_params={"preset": "gbv-lossless"},
                  help="The binary toy with K = 2: the output law is measured exactly against q.")
     st.caption("The binary toy with K = 2: every claim of the paper, with a verdict computed live.")
 
 st.header("The methods")
 lines = ["| method | what it does | source |", "|---|---|---|"]
-for m in ui.all_methods():
-    swatch = f'<span style="color:{figures.color(m)}">●</span>'
-    lines.append(f"| {swatch} **{figures.short(m)}** ({ui.label(m)}) | {DESCRIPTIONS.get(m, '')} | "
-                 f"{ui.citation(m)} |")
+for rule in REGISTRY.values():
+    swatch = f'<span style="color:{rule.color}">●</span>'
+    lines.append(f"| {swatch} **{rule.short}** ({rule.label}) | {rule.summary} | {rule.source} |")
 st.markdown("\n".join(lines), unsafe_allow_html=True)
 st.caption("The dot is the method's colour, the same on every page.")
 
 st.header("The pages")
 c1, c2, c3 = st.columns(3)
 with c1:
-    st.page_link(ui.PAGE_LAB, label="Toy laboratory", icon=":material/science:")
+    st.page_link(routing.toy_lab())
     st.markdown("Pick or edit p and q, slide K, L and T: exact E[τ], block efficiency and fidelity "
                 "error of every method next to the LP optimum and the bounds; E[τ] against K; the "
                 "optimal coupling; Monte Carlo against the exact law.")
-    st.page_link(ui.PAGE_STEP, label="One iteration, step by step", icon=":material/account_tree:")
+    st.page_link(routing.one_step())
     st.markdown("Draw K drafts, see the draft tree, reveal the verification one test at a time, and "
                 "run every method on the same drafts and coins.")
 with c2:
-    st.page_link(ui.PAGE_DECODER, label="Live decoder", icon=":material/bolt:")
+    st.page_link(routing.live_decoder())
     st.markdown("A real draft/target pair generating text: accepted tokens coloured per iteration, "
                 "block efficiency and tokens/s live, any iteration's draft tree.")
-    st.page_link(ui.PAGE_SWEEPS, label="Sweeps", icon=":material/show_chart:")
+    st.page_link(routing.sweeps())
     st.markdown("Block efficiency and speedup against K, L and T on the real pair, with confidence "
                 "bands and theory curves; CSV and JSON downloads.")
 with c3:
-    st.page_link(ui.PAGE_CLAIMS, label="SpecTr-GBV claims", icon=":material/gavel:")
+    st.page_link(routing.claims())
     st.markdown("Lossless? Optimal? Attains E_CIC? Monotone in K? Reduces to BV at K = 1? O(|Ω|)? "
                 "Each with a verdict computed live, and a seeded search for counterexamples.")
 

@@ -8,10 +8,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import figures
-from pages.ui import legacy_ui as ui
+from pages.ui import errors, figures, pair_picker, routing
 
-ui.router_guard()
+routing.router_guard()
 
 AXES = {"K": "number of drafts K", "L": "draft length L", "T": "temperature T"}
 DEFAULT_VALUES = {"K": "1, 2, 3, 4", "L": "1, 2, 4, 6", "T": "0, 0.5, 1"}
@@ -24,12 +23,12 @@ st.markdown(
     "verifier's coins given the drafts actually drawn (less noisy than the measured value). "
     "Speedup is tokens per second relative to the target model generating alone.")
 
-pair = ui.pair_picker("dec")
+pair = pair_picker.pair_picker("dec")
 if pair is None:
     st.stop()
 
 ss = st.session_state
-methods = ui.decoder_methods()
+methods = pair_picker.decoder_methods()
 ss.setdefault("sw_axis", "K")
 ss.setdefault("sw_methods", [m for m in ("bv", "spectr_gbv", "rbv") if m in methods])
 ss.setdefault("sw_prompts", "import os\\n\ndef main():\\n\nclass Config:\\n")
@@ -98,9 +97,9 @@ if st.button("Run sweep", type="primary", key="sw_go"):
             for pi, prompt in enumerate(prompts):
                 for s in range(int(n_seeds)):
                     try:
-                        g = ui.generate(pair, m, int(k), int(l), float(t), prompt, int(n_tokens), s)
+                        g = pair_picker.generate(pair, m, int(k), int(l), float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
-                        st.error(f"{figures.short(m)} at {axis} = {v}: {ui.explain(exc, 'the run')}")
+                        st.error(f"{figures.short(m)} at {axis} = {v}: {errors.explain(exc, 'the run')}")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
@@ -116,11 +115,11 @@ if st.button("Run sweep", type="primary", key="sw_go"):
             for pi, prompt in enumerate(prompts):
                 for s in range(int(n_seeds)):
                     try:
-                        g = ui.generate(pair, "autoregressive", 1, 1, float(t), prompt, int(n_tokens), s)
+                        g = pair_picker.generate(pair, "autoregressive", 1, 1, float(t), prompt, int(n_tokens), s)
                         base_rows.append({"T": float(t), "prompt": pi, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001
-                        st.error(f"Target alone: {ui.explain(exc, 'the run')}")
+                        st.error(f"Target alone: {errors.explain(exc, 'the run')}")
                     tick("target alone")
     bar.empty()
     ss["sw_result"] = {"axis": axis, "rows": rows, "base": base_rows,

@@ -9,14 +9,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import figures
-from pages.ui import legacy_ui as ui
+from core.analysis.exact import LOSSLESS_TOL
+from pages.ui import cached, errors, figures, routing, text, toy_config
 
-ui.router_guard()
+routing.router_guard()
 
 BOUND_KEYS = ["lp_optimum", "acausal", "claimed_cic", "greedy"]
 
-cfg = ui.toy_config()
+cfg = toy_config.toy_config()
 st.title("Toy laboratory: every method, computed exactly")
 st.markdown(
     "Choose a draft model **p** and a target model **q** on a small vocabulary in the sidebar, then "
@@ -26,9 +26,9 @@ st.markdown(
     "verifier can reach.")
 if cfg is None:
     st.stop()
-st.markdown(ui.config_caption(cfg))
+st.markdown(toy_config.config_caption(cfg))
 with st.expander("Show p and q at the start of the block"):
-    st.dataframe(ui.root_table(cfg), width="stretch")
+    st.dataframe(toy_config.root_table(cfg), width="stretch")
     st.caption("p(·|∅) and q(·|∅) after temperature. For Markov and table models the later "
                "conditionals depend on the prefix.")
 
@@ -39,7 +39,7 @@ if not methods:
 
 key = hashlib.sha1(f"{cfg.spec}|{cfg.K}|{cfg.L}".encode()).hexdigest()[:12]
 approved = st.session_state.setdefault("lab_approved", set())
-note = ui.cost_note(cfg.V, cfg.K, cfg.L, methods)
+note = cached.cost_note(cfg.V, cfg.K, cfg.L, methods)
 if note and key not in approved:
     st.warning(note)
     if st.button("Compute anyway", type="primary", key="lab_go"):
@@ -47,25 +47,25 @@ if note and key not in approved:
         st.rerun()
     st.stop()
 
-lp_size = ui.lp_size(cfg.V, cfg.K, cfg.L)
-lp_ok = lp_size <= ui.lp_limit()
-lp_auto = lp_size <= ui.LP_AUTO or f"lp{key}" in approved
+lp_size = cached.lp_size(cfg.V, cfg.K, cfg.L)
+lp_ok = lp_size <= cached.lp_limit()
+lp_auto = lp_size <= cached.LP_AUTO or f"lp{key}" in approved
 
 # ------------------------------------------------------------------------------------------------
 st.header("1. Exact E[τ] of every method, next to the bounds")
-jobs = [(m, (lambda m=m: ui.exact(cfg.spec, m, cfg.K, cfg.L))) for m in methods]
-jobs += [("claimed_cic", lambda: ui.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)),
-         ("greedy", lambda: ui.bound(cfg.spec, "greedy", cfg.K, cfg.L))]
+jobs = [(m, (lambda m=m: cached.exact(cfg.spec, m, cfg.K, cfg.L))) for m in methods]
+jobs += [("claimed_cic", lambda: cached.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)),
+         ("greedy", lambda: cached.bound(cfg.spec, "greedy", cfg.K, cfg.L))]
 if lp_ok and lp_auto:
-    jobs += [("lp_optimum", lambda: ui.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L)),
-             ("acausal", lambda: ui.bound(cfg.spec, "acausal", cfg.K, cfg.L))]
-results = ui.run_with_progress(jobs, "Computing exact laws and bounds")
+    jobs += [("lp_optimum", lambda: cached.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L)),
+             ("acausal", lambda: cached.bound(cfg.spec, "acausal", cfg.K, cfg.L))]
+results = cached.run_with_progress(jobs, "Computing exact laws and bounds")
 
-rows, errors = [], []
+rows, problems = [], []
 for m in methods:
     r = results[m]
     if isinstance(r, Exception):
-        errors.append(f"{figures.short(m)}: {ui.explain(r, 'its exact law')}")
+        problems.append(f"{figures.short(m)}: {errors.explain(r, 'its exact law')}")
         continue
     rows.append({"method": m, "expected_accepted": r.expected_accepted,
                  "block_efficiency": r.block_efficiency, "fidelity_tv": r.fidelity_tv,
@@ -75,13 +75,13 @@ for b in BOUND_KEYS:
     v = results.get(b)
     bounds[b] = None if v is None or isinstance(v, Exception) else float(v)
     if isinstance(v, Exception):
-        errors.append(f"{figures.BOUND_STYLE[b][0]}: {ui.explain(v, 'this bound')}")
-for e in errors:
+        problems.append(f"{figures.BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
+for e in problems:
     st.error(e)
 
 cols = st.columns(4)
 for c, b in zip(cols, BOUND_KEYS):
-    c.metric(figures.BOUND_STYLE[b][0], ui.fmt(bounds[b]),
+    c.metric(figures.BOUND_STYLE[b][0], text.fmt(bounds[b]),
              help={"lp_optimum": "Largest E[τ] of any lossless verifier with K i.i.d. drafts (linear program).",
                    "acausal": "E[max LCP] under the best coupling of drafts and target text: an upper bound "
                               "that no verifier reaches in general.",
@@ -89,7 +89,7 @@ for c, b in zip(cols, BOUND_KEYS):
                    "greedy": "Σ W̄(s), W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K): a cheap upper bound on the LP."}[b])
 if not lp_ok:
     st.info(f"The LP optimum and the acausal bound are not available here: the LP would have size "
-            f"{lp_size:,} (limit {ui.lp_limit():,}). Lower V, K or L to see them.")
+            f"{lp_size:,} (limit {cached.lp_limit():,}). Lower V, K or L to see them.")
 elif not lp_auto:
     st.info(f"The LP optimum and the acausal bound need an LP of size {lp_size:,}, which takes a while.")
     if st.button("Solve the LPs", key="lab_lp"):
@@ -103,7 +103,7 @@ if rows:
         "E[τ]": r["expected_accepted"],
         "block efficiency E[τ]+1": r["block_efficiency"],
         "fidelity error (TV)": r["fidelity_tv"],
-        "lossless?": "yes" if r["fidelity_tv"] < 1e-9 else "NO",
+        "lossless?": "yes" if results[r["method"]].is_lossless else "NO",
         "% of LP optimum": (100 * r["expected_accepted"] / lp) if lp else None,
     } for r in rows])
     if not lp:
@@ -114,8 +114,8 @@ if rows:
                                 "fidelity error (TV)": st.column_config.NumberColumn(format="%.2e"),
                                 "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
     st.plotly_chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
-    lossy = [figures.short(r["method"]) for r in rows if r["fidelity_tv"] > 1e-9]
-    above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + 1e-9]
+    lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
+    above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
     if lossy:
         st.warning(f"Not lossless on this configuration: {', '.join(lossy)}. Its output law differs "
                    f"from q, so its E[τ] is not comparable with the lossless methods"
@@ -137,19 +137,19 @@ skipped = []
 kjobs = []
 for K in range(1, k_hi + 1):
     for m in methods:
-        if K != cfg.K and (ui.exact_seconds(cfg.V, K, cfg.L, m) > ui.EXACT_AUTO_SECONDS or
-                           (m == "lp_optimal" and ui.lp_size(cfg.V, K, cfg.L) > ui.LP_AUTO)):
+        if K != cfg.K and (cached.exact_seconds(cfg.V, K, cfg.L, m) > cached.EXACT_AUTO_SECONDS or
+                           (m == "lp_optimal" and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
             skipped.append(f"{figures.short(m)} at K={K}")
             continue
-        kjobs.append((f"{m}@{K}", (lambda m=m, K=K: ui.exact(cfg.spec, m, K, cfg.L).expected_accepted)))
-    kjobs.append((f"claimed_cic@{K}", lambda K=K: ui.bound(cfg.spec, "claimed_cic", K, cfg.L)))
-    kjobs.append((f"greedy@{K}", lambda K=K: ui.bound(cfg.spec, "greedy", K, cfg.L)))
-    if ui.lp_size(cfg.V, K, cfg.L) <= ui.LP_AUTO:
-        kjobs.append((f"lp_optimum@{K}", lambda K=K: ui.bound(cfg.spec, "lp_optimum", K, cfg.L)))
-        kjobs.append((f"acausal@{K}", lambda K=K: ui.bound(cfg.spec, "acausal", K, cfg.L)))
+        kjobs.append((f"{m}@{K}", (lambda m=m, K=K: cached.exact(cfg.spec, m, K, cfg.L).expected_accepted)))
+    kjobs.append((f"claimed_cic@{K}", lambda K=K: cached.bound(cfg.spec, "claimed_cic", K, cfg.L)))
+    kjobs.append((f"greedy@{K}", lambda K=K: cached.bound(cfg.spec, "greedy", K, cfg.L)))
+    if cached.lp_size(cfg.V, K, cfg.L) <= cached.LP_AUTO:
+        kjobs.append((f"lp_optimum@{K}", lambda K=K: cached.bound(cfg.spec, "lp_optimum", K, cfg.L)))
+        kjobs.append((f"acausal@{K}", lambda K=K: cached.bound(cfg.spec, "acausal", K, cfg.L)))
     else:
         skipped.append(f"LP bounds at K={K}")
-kres = ui.run_with_progress(kjobs, "E[τ] for every K")
+kres = cached.run_with_progress(kjobs, "E[τ] for every K")
 for name, v in kres.items():
     what, K = name.rsplit("@", 1)
     if isinstance(v, Exception):
@@ -160,7 +160,7 @@ st.plotly_chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK
 drops = []
 for m, pts in curves.items():
     for (k1, v1), (k2, v2) in zip(pts, pts[1:]):
-        if k2 == k1 + 1 and v2 < v1 - 1e-9:
+        if k2 == k1 + 1 and v2 < v1 - LOSSLESS_TOL:
             drops.append(f"{figures.short(m)} drops from {v1:.4f} at K={k1} to {v2:.4f} at K={k2}")
 if drops:
     st.warning("Not monotone in K: " + "; ".join(drops) + ".")
@@ -175,16 +175,13 @@ st.markdown("The LP optimum is itself a verifier: for each multiset of drafts it
             "prefix s and an extra token y with the probabilities below (rows sum to 1). Darker = more "
             "likely. A row that puts its mass on long prefixes is a draft set the optimum trusts.")
 if lp_ok and lp_auto:
-    with ui.guard("the optimal coupling"):
-        plan = ui.lp_plan(cfg.spec, cfg.K, cfg.L)
-        if not plan.success:
-            st.error(f"The LP solver did not find the optimum ({plan.message}).")
-        else:
-            st.plotly_chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
-                            key="lab_heatmap")
-            st.caption(f"{len(plan.multisets):,} draft multisets; the {min(25, len(plan.multisets))} most "
-                       f"likely are shown. LP: {plan.n_variables:,} variables, {plan.n_constraints:,} "
-                       f"constraints, optimum E[τ] = {plan.value:.6f}.")
+    with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
+        plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
+        st.plotly_chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
+                        key="lab_heatmap")
+        st.caption(f"{len(plan.multisets):,} draft multisets; the {min(25, len(plan.multisets))} most "
+                   f"likely are shown. LP: {plan.n_variables:,} variables, {plan.n_constraints:,} "
+                   f"constraints, optimum E[τ] = {plan.value:.6f}.")
 else:
     st.info("The optimal coupling needs the LP (see section 1).")
 
@@ -196,12 +193,12 @@ c1, c2 = st.columns(2)
 n = c1.select_slider("Iterations per method", [100, 300, 1000, 3000, 10000], value=300, key="lab_mc_n")
 seed = c2.number_input("Monte Carlo seed", 0, 10**9, 0, key="lab_mc_seed")
 exact_pmfs = {r["method"]: r["tau_pmf"] for r in rows}
-mc_jobs = [(m, (lambda m=m: ui.monte_carlo(cfg.spec, m, cfg.K, cfg.L, int(n), int(seed)))) for m in exact_pmfs]
-mc = ui.run_with_progress(mc_jobs, "Monte Carlo")
+mc_jobs = [(m, (lambda m=m: cached.monte_carlo(cfg.spec, m, cfg.K, cfg.L, int(n), int(seed)))) for m in exact_pmfs]
+mc = cached.run_with_progress(mc_jobs, "Monte Carlo")
 mc_data, mc_rows = {}, []
 for m, r in mc.items():
     if isinstance(r, Exception):
-        st.error(f"{figures.short(m)}: {ui.explain(r, 'the Monte Carlo run')}")
+        st.error(f"{figures.short(m)}: {errors.explain(r, 'the Monte Carlo run')}")
         continue
     lo, hi = r.tau_interval()
     mc_data[m] = (r.tau_pmf, lo, hi)

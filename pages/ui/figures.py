@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.analysis.exact import LOSSLESS_TOL
 from core.rules.registry import REGISTRY
 
 # ------------------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None
     rows: dicts with keys method, expected_accepted, fidelity_tv."""
     fig = go.Figure()
     for r in rows:
-        lossy = r["fidelity_tv"] > 1e-9
+        lossy = r["fidelity_tv"] > LOSSLESS_TOL
         fig.add_trace(go.Bar(
             x=[short(r["method"])], y=[r["expected_accepted"]], name=short(r["method"]), showlegend=False,
             marker=dict(color=color(r["method"]), pattern_shape="/" if lossy else ""),

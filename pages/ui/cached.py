@@ -1,0 +1,153 @@
+"""Cached calls into ``core`` for the toy pages, and the thresholds above which a page asks first.
+
+Nothing here implements a verification rule or a bound.  Cached functions take a JSON string
+``spec`` (both models and the temperature) so that Streamlit can hash their arguments.
+"""
+from __future__ import annotations
+
+import json
+from typing import Callable, Iterable
+
+import numpy as np
+import streamlit as st
+
+from core import bounds
+from core.analysis.exact import estimated_seconds, exact_analysis
+from core.analysis.montecarlo import monte_carlo as run_monte_carlo
+from core.analysis.sampling import draw_block
+from core.rules.registry import REGISTRY, get_verifier
+from pages.ui.text import label
+from toy_models import from_json
+
+#: Above this many V^(K·L) draft outcomes a configuration counts as "large" (the issue's bound for
+#: answers within a second).
+SMALL_OUTCOMES = 4096
+#: Optimal-LP sizes (``core.bounds.lp_size``) solved without asking; well under a second on two cores.
+LP_AUTO = 6_000
+#: Exact analyses estimated (``core.analysis.exact.estimated_seconds``) above this many seconds ask first.
+EXACT_AUTO_SECONDS = 1.0
+
+
+def model_spec(draft, target, T: float) -> str:
+    """The hashable key of a configuration's models: both models' JSON and the temperature."""
+    return json.dumps({"draft": draft.to_json(), "target": target.to_json(), "T": float(T)},
+                      sort_keys=True)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def models(spec: str):
+    """(draft p, target q) at temperature T, built once per spec."""
+    obj = json.loads(spec)
+    T = obj["T"]
+    return from_json(obj["draft"]).with_temperature(T), from_json(obj["target"]).with_temperature(T)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _lp_verifier(spec: str, K: int, L: int):
+    """The LP-optimal verifier solves an LP when built: build it once per configuration."""
+    draft, target = models(spec)
+    return get_verifier("lp_optimal", draft=draft, target=target, K=K, L=L)
+
+
+def _verifier(spec: str, method: str, K: int, L: int):
+    if method == "lp_optimal":
+        return _lp_verifier(spec, K, L)
+    return get_verifier(method)
+
+
+@st.cache_data(show_spinner=False, max_entries=2048)
+def exact(spec: str, method: str, K: int, L: int):
+    """``core.analysis.exact.exact_analysis`` (ExactResult), cached."""
+    draft, target = models(spec)
+    return exact_analysis(_verifier(spec, method, K, L), draft, target, K, L)
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def bound(spec: str, kind: str, K: int, L: int) -> float:
+    """One bound of ``core.bounds``: lp_optimum, acausal, claimed_cic or greedy."""
+    draft, target = models(spec)
+    if kind == "lp_optimum":
+        return float(lp_plan(spec, K, L).value)
+    if kind == "acausal":
+        return float(bounds.acausal_bound(draft, target, K, L))
+    if kind == "claimed_cic":
+        return float(bounds.claimed_cic(draft, target, K, L))
+    if kind == "greedy":
+        return float(bounds.greedy_relaxation(draft, target, K, L))
+    raise ValueError(f"unknown bound {kind!r}")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def lp_plan(spec: str, K: int, L: int):
+    """``core.bounds.optimal_lp`` (OptimalPlan), cached."""
+    draft, target = models(spec)
+    return bounds.optimal_lp(draft, target, K, L)
+
+
+def lp_size(V: int, K: int, L: int) -> int:
+    """Size (multisets × nodes) of the optimal LP for K drafts of length L over V tokens."""
+    return int(bounds.lp_size(V, K, L, "optimal")[0])
+
+
+def lp_limit() -> int:
+    """The largest LP ``core.bounds`` agrees to solve."""
+    return int(bounds.SIZE_LIMIT)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def monte_carlo(spec: str, method: str, K: int, L: int, n: int, seed: int):
+    """``core.analysis.montecarlo.monte_carlo`` (MonteCarloResult), cached."""
+    draft, target = models(spec)
+    return run_monte_carlo(_verifier(spec, method, K, L), draft, target, K, L, n, seed)
+
+
+def draw(spec: str, K: int, L: int, seed: int):
+    """K drafts of length L with p and q along the tree (``core.analysis.sampling.draw_block``)."""
+    draft, target = models(spec)
+    return draw_block(draft, target, K, L, seed)
+
+
+def verify(spec: str, method: str, block, coin_seed: int):
+    """One seeded verification of ``block`` (Verdict)."""
+    return _verifier(spec, method, block.K, block.L).verify(block, np.random.default_rng(coin_seed))
+
+
+def expected_tau_given(spec: str, method: str, block) -> float | None:
+    """E[τ | these drafts] over the verifier's coins; None where the rule cannot say."""
+    try:
+        return _verifier(spec, method, block.K, block.L).expected_tau(block)
+    except Exception:  # noqa: BLE001 - a missing closed form is not an error
+        return None
+
+
+def exact_seconds(V: int, K: int, L: int, method: str) -> float:
+    """Core's rough estimate of one exact analysis, in seconds on a 2-core machine."""
+    cls = REGISTRY.get(method)
+    return 0.0 if cls is None else float(estimated_seconds(cls, V, K, L))
+
+
+def cost_note(V: int, K: int, L: int, methods: Iterable[str]) -> str | None:
+    """A warning sentence when the exact analysis of this configuration may take seconds."""
+    slow = [(m, exact_seconds(V, K, L, m)) for m in methods]
+    slow = [(m, sec) for m, sec in slow if sec > EXACT_AUTO_SECONDS]
+    if not slow:
+        return None
+    parts = ", ".join(f"{label(m)} about {sec:,.0f} s" for m, sec in slow)
+    return f"This is a large configuration: exact laws may take a while ({parts})."
+
+
+def run_with_progress(jobs: list[tuple[str, Callable[[], object]]], text: str) -> dict:
+    """Run labelled jobs in order with one progress bar; each job's exception is kept as its result
+    (the caller shows it).  The bar disappears when all are done."""
+    out: dict = {}
+    bar = st.progress(0.0, text=text) if len(jobs) > 1 else None
+    for i, (name, job) in enumerate(jobs):
+        if bar is not None:
+            bar.progress(i / len(jobs), text=f"{text}: {name} ({i + 1}/{len(jobs)})")
+        try:
+            out[name] = job()
+        except Exception as exc:  # noqa: BLE001
+            out[name] = exc
+    if bar is not None:
+        bar.empty()
+    return out

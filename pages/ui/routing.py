@@ -1,0 +1,89 @@
+"""The app's pages, defined once, and what keeps a session whole across them.
+
+Each page is one function returning its ``st.Page`` (source file, title, icon): ``app.py`` hands them
+to ``st.navigation``, and ``st.page_link`` / ``st.switch_page`` take pages built by the same
+functions, so a link can never disagree with the router.  They are functions, not module constants,
+because an ``st.Page`` must be built inside a script run: without a ScriptRunContext (a bare import,
+a unit test) Streamlit returns an empty object with no source, and ``st.navigation`` marks the page
+it selects as runnable on the object itself, which a module constant would share between every
+session of the server.
+A Page built in another call matches the registered one, since Streamlit compares source and URL.
+
+``router_guard`` relies on Streamlit's PRIVATE API (see its docstring).
+"""
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+if TYPE_CHECKING:  # the class st.Page returns; only its constructor, st.Page, is public
+    from streamlit.navigation.page import StreamlitPage
+
+#: The router, run by ``router_guard`` when Streamlit started a page without it.
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+#: Widget keys whose values survive a change of page (see ``keep_state``).
+PERSISTENT_KEYS = [
+    "toy_source", "toy_preset", "toy_kind", "toy_V", "toy_alpha", "toy_mix", "toy_seed", "toy_depth",
+    "toy_K", "toy_L", "toy_T", "toy_methods", "toy_edit_V", "toy_normalize", "toy_json_p", "toy_json_q",
+    "dec_source", "dec_target", "dec_draft",
+]
+
+
+def start() -> StreamlitPage:
+    return st.Page("pages/start.py", title="Start here", icon=":material/flag:", default=True)
+
+
+def toy_lab() -> StreamlitPage:
+    return st.Page("pages/toy_lab.py", title="Toy laboratory", icon=":material/science:")
+
+
+def one_step() -> StreamlitPage:
+    return st.Page("pages/one_step.py", title="One iteration, step by step", icon=":material/account_tree:")
+
+
+def live_decoder() -> StreamlitPage:
+    return st.Page("pages/live_decoder.py", title="Live decoder", icon=":material/bolt:")
+
+
+def sweeps() -> StreamlitPage:
+    return st.Page("pages/sweeps.py", title="Sweeps", icon=":material/show_chart:")
+
+
+def claims() -> StreamlitPage:
+    return st.Page("pages/claims.py", title="SpecTr-GBV claims", icon=":material/gavel:")
+
+
+def keep_state() -> None:
+    """Re-assign persistent widget keys so Streamlit does not drop them when a page without those
+    widgets runs (the documented multipage pattern)."""
+    for key in PERSISTENT_KEYS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def router_guard() -> None:
+    """Run the router when Streamlit started a page directly.  Uses Streamlit's PRIVATE API
+    ``streamlit.runtime.pages_manager.PagesManager.uses_pages_directory`` (checked on 1.67).
+
+    Why: with a ``pages/`` folder next to ``app.py``, a fresh server whose very first request is a
+    deep link (e.g. ``/toy_lab?preset=binary-toy``) runs that page in Streamlit's old folder-based
+    multipage mode, without ``app.py`` and its ``st.navigation`` (AppTest does the same on every
+    run).  ``st.navigation`` switches that mode off when it runs; here we switch it off, run the
+    router in this same script run (so widget events are kept), which runs this page again, and
+    stop.  A no-op on every normal run.
+
+    On a Streamlit version without that class or flag this does nothing: normal navigation is
+    unaffected, but such a deep link shows the bare page without the router's sidebar."""
+    # PRIVATE API: PagesManager and its class attribute are not public and may move or vanish.
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - other Streamlit versions
+        return
+    if getattr(PagesManager, "uses_pages_directory", False):
+        PagesManager.uses_pages_directory = False
+        runpy.run_path(str(APP), run_name="__main__")
+        st.stop()
