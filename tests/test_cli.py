@@ -30,6 +30,14 @@ def write(tmp_path, name, obj):
     return str(path)
 
 
+def assert_one_line_error(out: subprocess.CompletedProcess, message: str) -> None:
+    """Exit status 2, nothing on stdout, and stderr exactly one line (no NumPy warning) naming it."""
+    assert out.returncode == 2, (out.returncode, out.stderr)
+    assert out.stdout == ""
+    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
+    assert message in out.stderr
+
+
 def test_exact_json(toy_files):
     p, q = toy_files
     out = run("exact", "--draft", p, "--target", q, "--method", "bv", "--K", "1", "--L", "2", "--json")
@@ -155,3 +163,92 @@ def test_report_errors_prints_one_line(capsys):
         err = capsys.readouterr().err
         assert err == line + "\n"
     assert report_errors(lambda: 0, "lower K") == 0
+
+
+@pytest.mark.parametrize("T", ["1e-310", "5e-324"])
+def test_subnormal_temperature_is_the_limit_law_not_nan(toy_files, T):
+    """p = [2/3, 1/3], q = [1/3, 2/3]: as T → 0⁺ p drafts token 0 and q wants token 1, so τ = 0."""
+    p, q = toy_files
+    out = run("exact", "--draft", p, "--target", q, "--method", "all", "--K", "1", "--L", "2",
+              "--temperature", T, "--json")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    for row in json.loads(out.stdout)["results"]:
+        assert row["expected_accepted"] == 0.0 and row["accepted_pmf"] == [1.0, 0.0, 0.0], row
+        assert row["fidelity_tv"] < 1e-12, row
+    for kind in ("cic", "lp"):
+        out = run("bound", "--draft", p, "--target", q, "--K", "1", "--L", "2", "--kind", kind,
+                  "--temperature", T, "--json")
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        assert json.loads(out.stdout)["value"] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("json_mode", [True, False])
+def test_a_non_finite_result_is_an_error_never_a_value(monkeypatch, capsys, json_mode):
+    """The last guard of the output path: a NaN from any computation becomes one line, status 2."""
+    from core import bounds
+    from core.cli.lab import main
+
+    monkeypatch.setattr(bounds, "claimed_cic", lambda *args: float("nan"))
+    argv = ["bound", "--preset", "binary-toy", "--K", "1", "--L", "2", "--kind", "cic"]
+    assert main(argv + ["--json"] * json_mode) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "error: the result value is not a finite number; the inputs are too extreme for float64\n"
+
+
+def test_non_finite_entries_are_located():
+    from core.cli.lab import _non_finite
+
+    assert _non_finite({"results": [{"a": 1.0, "pmf": [0.5, 0.5]}, {"a": 2.0, "pmf": [1.0, float("inf")]}]}) \
+        == "results[1].pmf[1]"
+    assert _non_finite({"method": "sd", "K": 2, "pmf": [0.0, 1.0]}) is None
+
+
+@pytest.mark.parametrize("model, message", [
+    ('"SELF"', "must hold a JSON object with a \"kind\", got a JSON string"),
+    ("[0.5, 0.5]", "got a JSON array"),
+    ({"kind": "iid", "probs": [1e308, 1e308]}, "probs sums to inf, not 1"),
+    ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[[0.5, 0.5], [0.5, 0.5]]] * 2},
+     "transition must be a 2×2 matrix (2 rows of 2 numbers, as initial has 2 entries), got shape (2, 2, 2)"),
+    ({"kind": "iid", "probs": [True, False]}, "probs entry [0] is a boolean (true); probabilities must be numbers"),
+    ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[0.5, 0.5], [False, 1]]},
+     "transition entry [1, 0] is a boolean (false)"),
+])
+def test_bad_model_files_are_one_line_errors(tmp_path, toy_files, model, message):
+    _, q = toy_files
+    path = tmp_path / "draft.json"
+    path.write_text(json.dumps(str(path)) if model == '"SELF"' else  # a file that names itself
+                    model if isinstance(model, str) else json.dumps(model))
+    out = run("exact", "--draft", str(path), "--target", q, "--method", "sd", "--K", "1", "--L", "2")
+    assert_one_line_error(out, message)
+    assert out.stderr.startswith("error: draft: ")
+
+
+def test_subnormal_probabilities_are_silent_and_exact(tmp_path, toy_files):
+    """p = [5e-324, 1] is a valid draft; q/p overflows to inf where min(1, q/p) = 1 is meant."""
+    _, q = toy_files
+    p = write(tmp_path, "tiny.json", {"kind": "iid", "probs": [5e-324, 1.0]})
+    zero = write(tmp_path, "zero.json", {"kind": "iid", "probs": [0.0, 1.0]})
+    common = ["--target", q, "--method", "all", "--K", "2", "--L", "2", "--json"]
+    out = run("exact", "--draft", p, *common)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    reference = json.loads(run("exact", "--draft", zero, *common).stdout)["results"]
+    for row, ref in zip(json.loads(out.stdout)["results"], reference):
+        assert row["expected_accepted"] == pytest.approx(ref["expected_accepted"], abs=1e-15), row["method"]
+    for kind in ("cic", "lp"):
+        out = run("bound", "--draft", p, "--target", p, "--K", "2", "--L", "2", "--kind", kind)
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
+def test_degenerate_monte_carlo_interval_contains_the_exact_value(tmp_path):
+    """Every one of n = 1000 runs has τ = L = 2; the exact E[τ] = 1.9999934 is inside the interval."""
+    p = write(tmp_path, "p.json", {"kind": "iid", "probs": [0.5, 0.5]})
+    q = write(tmp_path, "q.json", {"kind": "iid", "probs": [0.5 + 2.2e-6, 0.5 - 2.2e-6]})
+    common = ["--draft", p, "--target", q, "--method", "sd", "--K", "1", "--L", "2", "--json"]
+    exact = json.loads(run("exact", *common).stdout)["expected_accepted"]
+    out = run("montecarlo", *common, "--n", "1000", "--seed", "0")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    data = json.loads(out.stdout)
+    lo, hi = data["expected_accepted_ci"]
+    assert data["accepted_pmf"] == [0.0, 0.0, 1.0]
+    assert lo < exact < 2.0 <= hi and hi - lo > 0.005

@@ -1,4 +1,5 @@
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -65,7 +66,16 @@ def test_near_normalized_input_is_renormalized():
     ({"kind": "iid", "probs": [1.5, -0.5]}, "negative"),
     ({"kind": "iid", "probs": [float("nan"), 1.0]}, "NaN"),
     ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[1, 0]]}, "rows"),
-    ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[1, 0], [1, 0, 0]]}, "entries"),
+    ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[1, 0], [1, 0, 0]]}, r"unequal lengths \(2, 3\)"),
+    ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[[0.5, 0.5]] * 2] * 2},
+     r"2×2 matrix .* got shape \(2, 2, 2\)"),
+    ({"kind": "iid", "probs": [True, False]}, r"probs entry \[0\] is a boolean \(true\)"),
+    ({"kind": "markov", "initial": [0.5, 0.5], "transition": [[1, 0], [0, True]]},
+     r"transition entry \[1, 1\] is a boolean \(true\)"),
+    ({"kind": "table", "conditionals": {"": [0.5, 0.5], "1": [False, 1]}},
+     r"prefix '1' entry \[0\] is a boolean \(false\)"),
+    ({"kind": "iid", "probs": ["0.5", 0.5]}, r"entry \[0\] is not a number \(\"0.5\"\)"),
+    ('"model.json"', "must be a JSON object with a \"kind\", got a JSON string"),
     ({"kind": "table", "conditionals": {"0": [1, 0]}}, "empty prefix"),
     ({"kind": "table", "conditionals": {"": [1, 0], "x": [1, 0]}}, "token ids"),
     ({"kind": "nope"}, "unknown kind"),
@@ -74,3 +84,42 @@ def test_near_normalized_input_is_renormalized():
 def test_bad_models_raise_one_sentence(obj, message):
     with pytest.raises(ToyModelError, match=message):
         tm.from_json(obj)
+
+
+@pytest.mark.parametrize("T", [1e-310, 5e-324, 1e-5])
+def test_tiny_temperatures_are_computed_not_nan(T):
+    """(log m − log max m)/T sends every non-maximal logit to −∞: the limit law, finite, silent."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(tm.IIDModel([0.4, 0.6]).with_temperature(T).cond(()), [0, 1])
+        # ties share the mass, as m^(1/T) does for every T > 0 (T = 0 would give [1, 0, 0])
+        np.testing.assert_array_equal(tm.IIDModel([0.5, 0.5, 0.0]).with_temperature(T).cond(()),
+                                      [0.5, 0.5, 0.0])
+        np.testing.assert_array_equal(tm.temper(np.array([5e-324, 1.0]), T), [0, 1])
+
+
+def test_small_temperature_matches_the_closed_form():
+    r = (0.4 / 0.6) ** 100  # T = 0.01: weights ∝ m^100
+    np.testing.assert_allclose(tm.IIDModel([0.4, 0.6]).with_temperature(0.01).cond(()),
+                               [r / (1 + r), 1 / (1 + r)], rtol=1e-12)
+
+
+def test_overflowing_sum_is_refused_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ToyModelError, match="probs sums to inf, not 1"):
+            tm.IIDModel([1e308, 1e308])
+        np.testing.assert_array_equal(tm.IIDModel([5e-324, 1.0]).cond(()), [5e-324, 1.0])
+
+
+def test_a_file_holding_a_json_string_is_refused_not_followed(tmp_path):
+    path = tmp_path / "self.json"
+    path.write_text(json.dumps(str(path)))  # names itself: once recursed to the recursion limit
+    with pytest.raises(ToyModelError, match=r"self.json must hold a JSON object .* got a JSON string"):
+        tm.load(path)
+    (tmp_path / "list.json").write_text("[0.5, 0.5]")
+    with pytest.raises(ToyModelError, match="got a JSON array"):
+        tm.load(tmp_path / "list.json")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"kind": "iid", "probs": [0.25, 0.75]}))
+    np.testing.assert_array_equal(tm.from_json(good).cond(()), [0.25, 0.75])  # a Path is a file

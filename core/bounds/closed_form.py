@@ -63,7 +63,7 @@ def single_token_optimum(p_vec, q_vec, K: int) -> float:
     """α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K], over the V+1 prefixes of the tokens sorted by q/p
     ascending (p = 0 counts as ratio +inf, placed last; ties keep token order)."""
     p, q = token_vectors(p_vec, q_vec, K)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
     order = np.argsort(ratio, kind="stable")
     qa = np.concatenate([[0.0], np.cumsum(q[order])])

@@ -55,7 +55,9 @@ def int_range(name: str, lo: int, hi: int | None = None):
 
 
 def temperature_arg(text: str) -> float:
-    """An argparse type: a finite temperature ≥ 0."""
+    """An argparse type: a finite temperature ≥ 0.  0 is greedy; there is no floor on T > 0: a tiny
+    (even subnormal) T is applied exactly, as the limit law on each argmax set
+    (``toy_models.temper`` shows why that is exact in float64 and differs from greedy on ties)."""
     try:
         value = float(text)
     except ValueError:

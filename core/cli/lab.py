@@ -2,12 +2,14 @@
 
 ``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
 quickly; ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers).
-Every error is one line on stderr naming the problem, with exit status 2; never a traceback.
+Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
+result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
@@ -102,6 +104,26 @@ def _table(rows: list[dict], columns: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _non_finite(value, where: str = "") -> str | None:
+    """The path (e.g. ``results[2].fidelity_tv``) of the first NaN or infinity in a result, else None."""
+    if isinstance(value, dict):
+        items = ((f"{where}.{key}" if where else str(key), v) for key, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return where if isinstance(value, float) and not math.isfinite(value) else None
+    return next((path for path in (_non_finite(v, w) for w, v in items) if path is not None), None)
+
+
+def _emit(result, text: str) -> None:
+    """Print ``text`` (the table or the JSON of ``result``), or refuse a result holding a NaN or an
+    infinity: the last guard between float64 arithmetic and what the user reads."""
+    bad = _non_finite(result)
+    if bad is not None:
+        raise CLIError(f"the result {bad} is not a finite number; the inputs are too extreme for float64")
+    print(text)
+
+
 def cmd_exact(args) -> int:
     from core.analysis.exact import TooLarge, exact_analysis
     from core.rules.registry import make_verifier
@@ -114,11 +136,12 @@ def cmd_exact(args) -> int:
             rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
         except (TooLarge, ValueError) as exc:
             raise CLIError(str(exc)) from None
+    result = rows[0] if len(rows) == 1 else {"results": rows}
     if args.json:
-        print(json.dumps(rows[0] if len(rows) == 1 else {"results": rows}))
+        _emit(result, json.dumps(result))
     else:
-        print(f"K={args.K}  L={args.L}  V={target.V}  T={args.temperature:g}")
-        print(_table(rows, ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]))
+        _emit(result, f"K={args.K}  L={args.L}  V={target.V}  T={args.temperature:g}\n" +
+              _table(rows, ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]))
     return 0
 
 
@@ -141,11 +164,8 @@ def cmd_bound(args) -> int:
             value = bounds.single_token_bound(draft, target, args.K)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
-    if args.json:
-        print(json.dumps({"kind": args.kind, "value": float(value), "K": args.K, "L": args.L}))
-    else:
-        print(_table([{"kind": args.kind, "K": args.K, "L": args.L, "value": float(value)}],
-                     ["kind", "K", "L", "value"]))
+    result = {"kind": args.kind, "value": float(value), "K": args.K, "L": args.L}
+    _emit(result, json.dumps(result) if args.json else _table([result], ["kind", "K", "L", "value"]))
     return 0
 
 
@@ -165,14 +185,11 @@ def cmd_montecarlo(args) -> int:
     lo, hi = result.tau_interval()
     summary = {"method": name, "K": args.K, "L": args.L, "n": args.n, "seed": args.seed,
                "expected_accepted": result.tau_mean,
-               "expected_accepted_ci": [result.tau_mean - result.tau_mean_halfwidth,
-                                        result.tau_mean + result.tau_mean_halfwidth],
+               "expected_accepted_ci": list(result.tau_mean_interval()),
                "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),
                "accepted_pmf_hi": hi.tolist()}
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(_table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"]))
+    _emit(summary, json.dumps(summary) if args.json
+          else _table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"]))
     return 0
 
 

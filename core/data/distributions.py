@@ -11,11 +11,13 @@ def positive_part(x: np.ndarray) -> np.ndarray:
 
 def acceptance_ratio(q, p):
     """min(1, q/p), elementwise for arrays; a token the draft could not have produced (p = 0) is
-    accepted outright, which is immaterial for the law since it occurs with probability 0."""
-    if np.ndim(p) == 0:
-        return 1.0 if p <= 0.0 else min(1.0, q / p)
-    positive = p > 0
-    return np.where(positive, np.minimum(1.0, q / np.where(positive, p, 1.0)), 1.0)
+    accepted outright, which is immaterial for the law since it occurs with probability 0.  A
+    subnormal p can make q/p overflow to inf, which min(1, ·) turns into the right answer, 1."""
+    with np.errstate(over="ignore"):
+        if np.ndim(p) == 0:
+            return 1.0 if p <= 0.0 else min(1.0, q / p)
+        positive = p > 0
+        return np.where(positive, np.minimum(1.0, q / np.where(positive, p, 1.0)), 1.0)
 
 
 def residual(weights: np.ndarray, fallback: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from core.rules.base import Verifier
 
 def _ratios(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """q/p per token, +inf where p = 0 (those rank first)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
 
 

@@ -38,7 +38,8 @@ def kseq_rho(p: np.ndarray, q: np.ndarray, k: int) -> float:
         return 1.0
     mask = p > 0
     pp, qq = p[mask], q[mask]
-    ratio = qq / pp
+    with np.errstate(over="ignore"):  # a subnormal p: the ratio is +inf, ranked last, as it should
+        ratio = qq / pp
     order = np.argsort(ratio)
     r, ps, qs = ratio[order], pp[order], qq[order]
     # Tokens at or below index i (ascending ratio) contribute q/ρ, the others p.
@@ -86,7 +87,8 @@ def kseq_core(p: np.ndarray, q: np.ndarray, k: int, trace: Trace, s: Node):
 
     def run(tokens: Sequence[int], drafts: Sequence[int], coins: Coins, trace: Trace):
         for token, draft in zip(tokens, drafts):
-            prob = 1.0 if p[token] <= 0 else min(1.0, q[token] / (rho * p[token]))
+            with np.errstate(over="ignore"):  # q/(ρ·p) = inf for a subnormal p: accepted, as it should
+                prob = 1.0 if p[token] <= 0 else min(1.0, q[token] / (rho * p[token]))
             if trace.test(s + (token,), draft, prob, coins.bernoulli(prob), "token"):
                 return draft, None
         return None, leftover

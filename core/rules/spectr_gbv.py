@@ -36,7 +36,7 @@ from core.rules.base import Verifier
 def _m(p: np.ndarray | float, q: np.ndarray | float):
     """m = min(p/q, 1), with m = 1 where q = 0 (C is 0 there anyway)."""
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.where(q > 0, np.minimum(p / np.where(q > 0, q, 1.0), 1.0), 1.0)
 
 
