@@ -1,0 +1,1 @@
+"""Training of the shipped SmolLM2 draft (``smollm2_draft``), built on the decoding layer."""
