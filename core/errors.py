@@ -16,5 +16,9 @@ class ExplorerError(Exception):
     """Base class of every error ``core`` raises on purpose; its message is one sentence for the user."""
 
 
+class InvalidInput(ExplorerError, ValueError):
+    """An argument the caller can correct (a shape, a count, an unknown name); the message says how."""
+
+
 #: What the app and the command line report as one sentence (anything else is a bug).
 USER_ERRORS: tuple[type[Exception], ...] = (ExplorerError, ToyModelError)

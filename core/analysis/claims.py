@@ -30,6 +30,7 @@ from core import bounds
 from core.analysis.compensation import IterationResult, compensate, iterate_exact
 from core.analysis.exact import LOSSLESS_TOL, ExactResult, exact_analysis
 from core.analysis.sampling import draw_block
+from core.errors import InvalidInput
 from core.rules.registry import get_verifier
 
 GBV = "spectr_gbv"
@@ -184,7 +185,7 @@ def k1_verdict(rule: ExactResult, bv: ExactResult) -> ClaimVerdict:
     """Reduces to block verification at K = 1: the rule's output law at K = 1 equals BV's, to
     ``LOSSLESS_TOL`` in total variation ½ Σ_u |P_rule(O = u) − P_BV(O = u)|."""
     if rule.K != 1 or bv.K != 1:
-        raise ValueError(f"the K = 1 claim needs both laws at K = 1, got K = {rule.K} and K = {bv.K}")
+        raise InvalidInput(f"the K = 1 claim needs both laws at K = 1, got K = {rule.K} and K = {bv.K}")
     outs = set(rule.output_law) | set(bv.output_law)
     law_tv = 0.5 * sum(abs(rule.output_law.get(u, 0.0) - bv.output_law.get(u, 0.0)) for u in outs)
     return ClaimVerdict(

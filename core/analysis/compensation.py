@@ -26,6 +26,7 @@ from toy_models import ToyModel
 
 from core.analysis.exact import exact_analysis
 from core.data.tree import Node
+from core.errors import InvalidInput
 from core.rules.registry import Verifier, get_verifier
 
 #: F(u) below −this counts as over-emission (the rest is rounding).
@@ -135,7 +136,7 @@ def iterate_exact(method: str | Verifier, draft: ToyModel, target: ToyModel, K: 
     """
     verifier = get_verifier(method) if isinstance(method, str) else method
     if n < 1:
-        raise ValueError(f"number of iterations must be ≥ 1, got {n}")
+        raise InvalidInput(f"number of iterations must be ≥ 1, got {n}")
     V = target.V
     first = np.zeros((V,) * n)
     over = False
@@ -163,7 +164,7 @@ def iterate_exact(method: str | Verifier, draft: ToyModel, target: ToyModel, K: 
                 nxt.append((mass, emitted + u, following))
         branches = nxt
         if len(branches) > max_branches:
-            raise ValueError(f"{len(branches):,} output branches after {it + 1} iterations "
+            raise InvalidInput(f"{len(branches):,} output branches after {it + 1} iterations "
                              f"(limit {max_branches:,}); lower n, V or L")
         if progress is not None:
             progress((it + 1) / n)

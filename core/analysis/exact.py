@@ -28,7 +28,7 @@ from toy_models import ToyModel
 
 from core.data.levels import level_conditionals
 from core.data.tree import DraftBlock, Node
-from core.errors import ExplorerError
+from core.errors import ExplorerError, InvalidInput
 from core.rules.registry import Verifier, get_verifier
 
 #: Exact analyses estimated to take longer than this (seconds, on a 2-core machine) are refused.
@@ -217,7 +217,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     """
     verifier = get_verifier(method) if isinstance(method, str) else method
     if draft.V != target.V:
-        raise ValueError(f"draft has V={draft.V} tokens but target has V={target.V}")
+        raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
     use_model_law = recursion and hasattr(verifier, "model_output_law")
     cost = estimated_seconds(verifier, draft.V, K, L) if use_model_law else \
         2e-4 * outcome_count(draft.V, K, L, verifier)

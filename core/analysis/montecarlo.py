@@ -18,6 +18,7 @@ from toy_models import ToyModel
 
 from core.analysis.sampling import draw_block
 from core.data.tree import Node
+from core.errors import InvalidInput
 from core.rules.registry import Verifier, get_verifier
 
 
@@ -130,7 +131,7 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     True
     """
     if n < 1:
-        raise ValueError(f"number of iterations must be ≥ 1, got {n}")
+        raise InvalidInput(f"number of iterations must be ≥ 1, got {n}")
     verifier = get_verifier(method) if isinstance(method, str) else method
     rng = np.random.default_rng(seed)
     taus = np.zeros(L + 1, dtype=np.int64)

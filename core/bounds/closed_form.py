@@ -25,6 +25,7 @@ import numpy as np
 
 from core.bounds.sizes import check_paths, one_minus_pow, validate_pair
 from core.data.levels import level_conditionals, level_joints
+from core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from toy_models import ToyModel
@@ -52,10 +53,10 @@ def token_vectors(p_vec, q_vec, K: int) -> tuple[np.ndarray, np.ndarray]:
     p = np.asarray(p_vec, dtype=np.float64)
     q = np.asarray(q_vec, dtype=np.float64)
     if p.ndim != 1 or p.shape != q.shape:
-        raise ValueError(f"p and q must be vectors of one length, got shapes {p.shape} and "
+        raise InvalidInput(f"p and q must be vectors of one length, got shapes {p.shape} and "
                          f"{q.shape}")
     if not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"K must be an integer ≥ 1, got {K!r}")
+        raise InvalidInput(f"K must be an integer ≥ 1, got {K!r}")
     return p, q
 
 

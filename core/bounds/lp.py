@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, NamedTuple, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -74,7 +74,7 @@ from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, distinct_path
                                level_offsets, multiset_probabilities, tree_nodes, validate_pair)
 from core.data.levels import level_conditionals, level_joints, node_tuple
 from core.data.tree import Node
-from core.errors import ExplorerError
+from core.errors import ExplorerError, InvalidInput
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``; no runtime import needed
     from toy_models import ToyModel
@@ -529,7 +529,7 @@ def acausal_bound(draft: ToyModel, target: ToyModel, K: int, L: int, *,
     if method == "transport":
         return _acausal_transport(draft, target, V, K, L, limit, work_limit)
     if method != "tree":
-        raise ValueError(f"unknown method {method!r}; expected 'tree' or 'transport'")
+        raise InvalidInput(f"unknown method {method!r}; expected 'tree' or 'transport'")
     check_size(V, K, L, limit, "tree", work_limit=work_limit)
     blk = _blocks(draft, V, K, L)
     q_joint = level_joints(level_conditionals(target, L - 1))          # depths 0..L
@@ -587,9 +587,18 @@ def _acausal_transport(draft, target, V, K, L, limit, work_limit) -> float:
 # Single token (L = 1)
 # ---------------------------------------------------------------------------------------------
 
-def single_token_lp(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
-                    work_limit: int = WORK_LIMIT) -> float:
-    """The L = 1 optimum as a flow LP over multisets m of K draft tokens:
+class SingleTokenPlan(NamedTuple):
+    """The L = 1 LP's solution: f(m, y) = P(K draft tokens form multiset m and y ∈ m is accepted)."""
+
+    value: float               # Σ f = α*
+    multisets: np.ndarray      # (M, K) sorted rows of token ids
+    probabilities: np.ndarray  # P(m), shape (M,)
+    flow: np.ndarray           # f(m, y), shape (M, V); zero unless y ∈ m
+
+
+def single_token_plan(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
+                      work_limit: int = WORK_LIMIT) -> SingleTokenPlan:
+    """The L = 1 optimum as a flow LP over multisets m of K draft tokens, with its plan:
     max Σ f(m, y) over y ∈ m, Σ_y f(m, y) ≤ P(m), Σ_m f(m, y) ≤ q(y), f ≥ 0.
 
     Equal to the L = 1 verifier LP: a verifier accepting y ∈ m with probability f(m, y)/P(m) and
@@ -611,4 +620,12 @@ def single_token_lp(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
     res = linprog(-np.ones(n), A_ub=A, b_ub=np.concatenate([pm, q]), bounds=(0, None),
                   method="highs", options=_HIGHS_OPTIONS)
     _check(res, "single-token")
-    return float(-res.fun)
+    flow = np.zeros((ms.shape[0], V))
+    flow[r, y] = res.x
+    return SingleTokenPlan(float(-res.fun), ms, pm, flow)
+
+
+def single_token_lp(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
+                    work_limit: int = WORK_LIMIT) -> float:
+    """The L = 1 optimum α* (``single_token_plan``'s value)."""
+    return single_token_plan(p_vec, q_vec, K, limit=limit, work_limit=work_limit).value

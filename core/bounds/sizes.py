@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from core.errors import ExplorerError
+from core.errors import ExplorerError, InvalidInput
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``; no runtime import needed
     from toy_models import ToyModel
@@ -83,7 +83,7 @@ def lp_size(V: int, K: int, L: int, kind: str = "optimal") -> LPSize:
         per = V ** L
         columns, rows = M * per, M + per
     else:
-        raise ValueError(f"unknown LP kind {kind!r}; expected 'optimal', 'tree' or 'acausal'")
+        raise InvalidInput(f"unknown LP kind {kind!r}; expected 'optimal', 'tree' or 'acausal'")
     return LPSize(M * per, M, per, columns, rows, columns * rows)
 
 
@@ -117,10 +117,10 @@ def check_paths(V: int, L: int) -> None:
 
 def validate_pair(draft: ToyModel, target: ToyModel, K: int, L: int) -> int:
     if draft.V != target.V:
-        raise ValueError(f"draft and target vocabularies differ ({draft.V} vs {target.V})")
+        raise InvalidInput(f"draft and target vocabularies differ ({draft.V} vs {target.V})")
     for name, value in (("K", K), ("L", L)):
         if not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer ≥ 1, got {value!r}")
+            raise InvalidInput(f"{name} must be an integer ≥ 1, got {value!r}")
     return int(draft.V)
 
 

@@ -6,21 +6,26 @@ import argparse
 import math
 import sys
 
+from core.errors import USER_ERRORS, ExplorerError
+
 MAX_K = 16
 MAX_L = 8
 
 
-class CLIError(Exception):
-    """A user error: printed as one line, exit status 2."""
+class CLIError(ExplorerError):
+    """A user error found by the command line itself (its arguments): one line, exit status 2."""
 
 
 def report_errors(run, oom_hint: str) -> int:
-    """``run()``'s exit status, with every failure printed as one line on stderr, never a traceback:
-    a user error or running out of memory (with ``oom_hint``) exits 2, an interruption 130 and
-    anything unexpected 1 (its type and first line)."""
+    """``run()``'s exit status, with every failure printed as one line on stderr, never a traceback.
+
+    The one place that maps errors to exit statuses: a user error (``core.errors.USER_ERRORS``: the
+    library's ``ExplorerError`` family, ``CLIError`` included, and ``ToyModelError``) or running out
+    of memory (with ``oom_hint``) exits 2, an interruption 130 and anything unexpected 1 (its type
+    and first line)."""
     try:
         return run()
-    except CLIError as exc:
+    except USER_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -12,6 +12,8 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
+from core.errors import ExplorerError
+
 
 class Coins(Protocol):
     def bernoulli(self, prob: float) -> bool:
@@ -92,7 +94,7 @@ class _Branch:
         return self._choose([(int(i), float(dist[i])) for i in support])
 
 
-class TooManyOutcomes(RuntimeError):
+class TooManyOutcomes(ExplorerError, RuntimeError):
     """The choice tree has more leaves than the caller allowed."""
 
 

@@ -25,6 +25,18 @@ class Test:
     kind: str
 
 
+@dataclass(frozen=True)
+class Step:
+    """One event of a rule that works in several rounds at one node (the traversal rules), in the
+    order it happened: ``event`` names it (e.g. 'visit' a child, 'residual' after a rejected one),
+    ``values`` are its scalar quantities and ``vector`` a distribution it produced, if any."""
+
+    node: Node
+    event: str
+    values: dict[str, float]
+    vector: tuple[float, ...] | None = None
+
+
 @dataclass
 class Trace:
     """Everything a picture of the step needs.
@@ -32,12 +44,14 @@ class Trace:
     ``quantities[s]`` holds the per-node acceptance quantities of the method (e.g. BV's w, A, h;
     SpecTr's ρ*, β; SpecTr-GBV's m, C, D, h).  ``tests`` lists every acceptance test in the order
     it was made.  ``rejected`` is the set of rejected sub-blocks (SpecTr-GBV's H, and the nodes any
-    other method rejected), in order of rejection.
+    other method rejected), in order of rejection.  ``steps`` is an ordered log for rules whose
+    quantities at one node change from round to round (``quantities`` keeps only the last value).
     """
 
     tests: list[Test] = field(default_factory=list)
     quantities: dict[Node, dict[str, float]] = field(default_factory=dict)
     rejected: list[Node] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
 
     def note(self, node: Node, **values: float) -> None:
         self.quantities.setdefault(node, {}).update({k: float(v) for k, v in values.items()})
@@ -47,6 +61,10 @@ class Trace:
         if not passed:
             self.rejected.append(node)
         return passed
+
+    def step(self, node: Node, event: str, vector: np.ndarray | None = None, **values: float) -> None:
+        self.steps.append(Step(node, event, {k: float(v) for k, v in values.items()},
+                               None if vector is None else tuple(float(x) for x in vector)))
 
 
 @dataclass(frozen=True)

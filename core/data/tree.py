@@ -13,6 +13,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from core.errors import InvalidInput
+
 Node = tuple[int, ...]
 
 
@@ -30,7 +32,7 @@ class DraftBlock:
     def __post_init__(self):
         drafts = np.asarray(self.drafts, dtype=np.int64)
         if drafts.ndim != 2 or drafts.shape[0] < 1:
-            raise ValueError("drafts must be a (K, L) array with K ≥ 1")
+            raise InvalidInput("drafts must be a (K, L) array with K ≥ 1")
         object.__setattr__(self, "drafts", drafts)
 
     @property
