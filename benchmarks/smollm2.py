@@ -7,7 +7,7 @@ All figures come from one run, seeded, on held-out code (standard-library files 
 
 1. **Acceptance.**  On ``--windows`` held-out windows of ``--window`` tokens, both models score every
    position; per position the single-token acceptance 1 − TV(p_T, q_T) = Σ_x min(p_T(x), q_T(x)) is
-   computed exactly over the full vocabulary (``core.decoding.decoder.next_token_probs``, float64) at
+   computed exactly over the full vocabulary (``core.decoding.next_token_probs``, float64) at
    T = 0.7 (the goal) and T = 1, plus greedy agreement (argmax p = argmax q), and the standard
    error of the T = 0.7 mean over windows.  The same is reported
    for the untrained draft (target layers 0 and 29 on the same head: the layer-skip baseline).

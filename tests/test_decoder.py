@@ -1,4 +1,4 @@
-"""The real speculative decoder (core.decoding.decoder) over Hugging Face model pairs.
+"""The real speculative decoder (core.decoding) over Hugging Face model pairs.
 
 Two pairs: a tiny random Llama pair built here (vocabulary 8, float64, milliseconds per call) for the
 statistical and cache tests, and the bundled pair (toy_models/pystdlib, loaded in float64 so that

@@ -17,14 +17,14 @@ from typing import Any
 import torch
 
 from core.decoding.packed_linear import pack_linears
+from core.errors import ExplorerError
 
-#: Bundled pairs, by the name the CLI takes after ``--pair``.
-
+#: The dtypes ``load_pair`` and the command line take, by name.
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
           "bfloat16": torch.bfloat16}
 
 
-class PairError(ValueError):
+class PairError(ExplorerError, ValueError):
     """A model pair cannot be loaded or used together; the message is one sentence."""
 
 
@@ -213,9 +213,50 @@ def pair_from_models(target, draft, tokenizer, *, draft_tokenizer=None, device=N
 
 def load_pair(target: str | Path, draft: str | Path, *, device: str | torch.device | None = None,
               dtype: str | torch.dtype | None = None, pack: bool = True) -> ModelPair:
-    """Load a target and a draft (local directories or hub names) with ``AutoModelForCausalLM`` and
-    ``AutoTokenizer``; refuse the pair, with the reason, when their tokenizers differ.  ``pack``: on
-    a CPU, run the linear layers through oneDNN with packed weights (``core.decoding.packed_linear``)."""
+    """Load a target and a draft with ``AutoModelForCausalLM`` and ``AutoTokenizer``, and check
+    that they pair.
+
+    Parameters
+    ----------
+    target, draft : str or pathlib.Path
+        Local model directories, or Hugging Face hub names (read from the local cache first, the
+        hub only when it answers).
+    device : str or torch.device, optional
+        Default: CUDA when available, else Apple MPS, else CPU.
+    dtype : str or torch.dtype, optional
+        "float32", "float64", "float16" or "bfloat16"; default float16 on CUDA, float32 elsewhere.
+    pack : bool
+        On a CPU, run the linear layers through oneDNN with packed weights
+        (``core.decoding.packed_linear``); the numbers are those of ``nn.Linear``.
+
+    Returns
+    -------
+    ModelPair
+        Both models in eval mode on ``device``, the target's tokenizer, and ``vocab_size``, the
+        tokenizer's size (both models' logits are sliced to it).
+
+    Raises
+    ------
+    PairError
+        When a path is not a model directory, a model cannot be loaded (or the hub is out of
+        reach), the dtype is unknown, the tokenizers differ (vocabulary or special tokens), or a
+        model has fewer output logits than the tokenizer has tokens.
+
+    Examples
+    --------
+    The bundled pair (``toy_models/pystdlib``), on the CPU:
+
+    >>> from core.decoding.pairs import load_pair
+    >>> from core.decoding.presets import BUNDLED_PAIRS
+    >>> root = BUNDLED_PAIRS["toy"]
+    >>> pair = load_pair(root / "target", root / "draft", device="cpu")
+    >>> pair.vocab_size, pair.dtype
+    (4096, torch.float32)
+    >>> load_pair(root / "missing", root / "draft")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    core.decoding.pairs.PairError: the target path .../toy_models/pystdlib/missing is not a model directory
+    """
     device = torch.device(device) if device is not None else default_device()
     dtype = resolve_dtype(dtype, device)
     t_model, t_tok = _load_one(target, "target", device, dtype)

@@ -1,0 +1,23 @@
+"""Which verification rules the real decoder runs: read from each rule's own metadata.
+
+A rule with ``needs_models`` is built from the toy models themselves (``lp_optimal`` solves an LP
+over their whole distributions), so it cannot verify drafts from a real language model.
+"""
+from __future__ import annotations
+
+from core.decoding.errors import DecodingError
+from core.rules.registry import REGISTRY, method_names
+
+
+def decoder_methods() -> list[str]:
+    """The registered rules, in display order, less those that need toy models."""
+    return [m for m in method_names() if not REGISTRY[m].needs_models]
+
+
+def check_method(method: str) -> None:
+    """Raise ``DecodingError`` unless the real decoder can run ``method``."""
+    if method not in REGISTRY:
+        raise DecodingError(f"unknown method {method!r}; choose one of {', '.join(decoder_methods())}")
+    if REGISTRY[method].needs_models:
+        raise DecodingError(f"method {method!r} needs toy models (it is built from their whole "
+                            "distributions) and is not available in the real decoder")

@@ -1,0 +1,57 @@
+"""The sampling transforms: temperature, top-k and top-p, applied identically to both models.
+
+``next_token_probs`` turns logits into float64 next-token distributions on the CPU, sliced to the
+tokenizer's size (hub models often pad their embedding matrix beyond it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from core.decoding.errors import DecodingError
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """Temperature T (0 = greedy), optional top-k and top-p, applied identically to both models."""
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+
+    def __post_init__(self):
+        T = self.temperature
+        if not isinstance(T, (int, float)) or not np.isfinite(T) or T < 0:
+            raise DecodingError(f"temperature must be a finite number ≥ 0, got {T}")
+        if self.top_k is not None and (not isinstance(self.top_k, (int, np.integer)) or self.top_k < 1):
+            raise DecodingError(f"top-k must be a positive integer, got {self.top_k}")
+        if self.top_p is not None and not (0 < self.top_p <= 1):
+            raise DecodingError(f"top-p must be in (0, 1], got {self.top_p}")
+
+
+def next_token_probs(logits: torch.Tensor, vocab_size: int, sampling: SamplingConfig) -> np.ndarray:
+    """Next-token distributions from logits (..., V'), float64 on the CPU, sliced to ``vocab_size``.
+
+    T = 0: one-hot at the argmax (first maximum).  T > 0: softmax(logits / T) after keeping the
+    ``top_k`` largest logits (ties at the k-th value kept) and then the smallest set of tokens, by
+    probability descending, whose mass reaches ``top_p`` (the most likely token always kept).
+    """
+    x = logits[..., :vocab_size].detach().to("cpu").to(torch.float64)   # (MPS has no float64)
+    if sampling.temperature == 0:
+        out = torch.zeros_like(x)
+        out.scatter_(-1, x.argmax(dim=-1, keepdim=True), 1.0)
+        return out.numpy()
+    x = x / sampling.temperature
+    if sampling.top_k is not None and sampling.top_k < vocab_size:
+        kth = torch.topk(x, sampling.top_k, dim=-1).values[..., -1:]
+        x = x.masked_fill(x < kth, float("-inf"))
+    if sampling.top_p is not None and sampling.top_p < 1:
+        sorted_x, order = torch.sort(x, dim=-1, descending=True, stable=True)
+        probs = torch.softmax(sorted_x, dim=-1)
+        before = torch.cumsum(probs, dim=-1) - probs          # mass strictly above each token
+        drop = before >= sampling.top_p
+        drop[..., 0] = False
+        x = x.scatter(-1, order, sorted_x.masked_fill(drop, float("-inf")))
+    return torch.softmax(x, dim=-1).numpy()

@@ -1,0 +1,198 @@
+"""Speculative decoding with K i.i.d. drafts of length L over a real pair of causal language models.
+
+One iteration (spec §1), from a context c of n tokens, is one call into each step's module:
+
+1. **Propose** (``core.decoding.proposal``): the draft model samples K drafts x^(1..K) ∈ Ω^L in one
+   batch, with p(·|c·s) at every node s of the draft tree;
+2. **Score** (``core.decoding.scoring``): the target runs once over the distinct drafts, giving
+   q(·|c·s) at every node s, |s| ≤ L (bonus position included);
+3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns the ``DraftBlock`` into
+   an accepted prefix s and an extra token y, and the iteration's trace is recorded;
+4. **Commit** (``core.decoding.commit``): c ← c·s·y, both caches rolled back to it, and the stop test;
+
+and a run ends with 5. **metrics** (``core.decoding.metrics``).  Temperature, top-k and top-p
+(``core.decoding.sampling``) act identically on both models' logits, in float64; every run takes a
+seed and replays exactly.  ``core.decoding.autoregressive`` is the reference: the target alone.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+
+from core.data.coins import RandomCoins
+from core.decoding.cached_lm import CachedLM
+from core.decoding.commit import commit, finish
+from core.decoding.errors import DecodingError
+from core.decoding.inputs import check_request
+from core.decoding.methods import check_method
+from core.decoding.metrics import Generation, phase_times, summarize, synchronize
+from core.decoding.pairs import ModelPair
+from core.decoding.proposal import DraftProposer
+from core.decoding.sampling import SamplingConfig
+from core.decoding.scoring import TargetScorer
+from core.decoding.traces import IterationTrace
+from core.decoding.verification import iteration_trace, root_acceptance, verify
+from core.rules.registry import Verifier, get_verifier
+
+
+class SpeculativeDecoder:
+    """Speculative decoding with K i.i.d. drafts of length L and a named verification rule.
+
+    ``use_cache=False`` recomputes every forward pass from the whole sequence (the reference for
+    the cache); ``trace=False`` keeps no per-iteration traces (and lets the rule skip work that only
+    fills them); ``keep_blocks`` keeps each iteration's ``DraftBlock`` in its trace.
+    """
+
+    def __init__(self, pair: ModelPair, method: str, K: int, L: int,
+                 sampling: SamplingConfig | None = None, *, use_cache: bool = True,
+                 trace: bool = True, keep_blocks: bool = False):
+        check_method(method)
+        for name, value in (("K", K), ("L", L)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+                raise DecodingError(f"{name} must be a positive integer, got {value!r}")
+        self.pair = pair
+        self.method = method
+        self.verifier: Verifier = get_verifier(method)
+        self.verifier.complete_trace = trace
+        self.K, self.L = int(K), int(L)
+        self.sampling = sampling or SamplingConfig()
+        self.use_cache = use_cache
+        self.trace = trace
+        self.keep_blocks = keep_blocks
+        self.draft_lm = CachedLM(pair.draft, pair.device, use_cache)
+        self.target_lm = CachedLM(pair.target, pair.device, use_cache)
+        self.proposer = DraftProposer(self.draft_lm, pair.vocab_size, self.sampling)
+        self.scorer = TargetScorer(self.target_lm, pair.vocab_size, self.sampling)
+
+    @torch.inference_mode()
+    def generate(self, prompt: str | Sequence[int], max_new_tokens: int, seed,
+                 on_iteration: Callable[[IterationTrace], None] | None = None) -> Generation:
+        """Generate up to ``max_new_tokens`` new tokens, stopping after an EOS token.
+
+        Parameters
+        ----------
+        prompt : str or sequence of int
+            Text (tokenized with the pair's tokenizer, its special tokens included) or token ids;
+            an empty prompt starts from the tokenizer's BOS token (EOS when there is none).
+        max_new_tokens : int
+            The most new tokens; an iteration that overshoots is truncated.
+        seed : int, sequence of int, numpy.random.SeedSequence or numpy.random.Generator
+            Required: the one generator ``np.random.default_rng(seed)`` draws the drafts and drives
+            the rule, so a seed replays exactly (a ``Generator`` is used as is and advances).
+            ``None`` is refused rather than seeded from the operating system.
+        on_iteration : callable, optional
+            With ``trace=True``, called with each ``IterationTrace`` as soon as it is made.
+
+        Returns
+        -------
+        Generation
+            The prompt's and the new token ids, the new text, the stop reason ("eos" or
+            "length"), the ``DecodeMetrics`` and, with ``trace=True``, one trace per iteration.
+
+        Raises
+        ------
+        DecodingError
+            When ``max_new_tokens`` is not a positive integer, a prompt token id is outside the
+            vocabulary, prompt + ``max_new_tokens`` + L + 1 exceeds the models' positions, or
+            ``seed`` is None.
+        PairError
+            When the prompt is empty and the tokenizer has neither a BOS nor an EOS token.
+
+        Examples
+        --------
+        A tiny random Llama pair (vocabulary 16, no EOS token, float64), built in place:
+
+        >>> import torch
+        >>> from tokenizers import Tokenizer, models
+        >>> from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+        >>> from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder
+        >>> from core.decoding.pairs import pair_from_models
+        >>> def tiny_llama(seed):
+        ...     torch.manual_seed(seed)
+        ...     config = LlamaConfig(vocab_size=16, hidden_size=16, intermediate_size=32,
+        ...                          num_hidden_layers=1, num_attention_heads=2, eos_token_id=None)
+        ...     return LlamaForCausalLM(config).double()
+        >>> words = Tokenizer(models.WordLevel({f"t{i}": i for i in range(16)}, unk_token="t0"))
+        >>> tokenizer = PreTrainedTokenizerFast(tokenizer_object=words)
+        >>> pair = pair_from_models(tiny_llama(0), tiny_llama(1), tokenizer)
+        >>> decoder = SpeculativeDecoder(pair, "bv", K=2, L=3)
+        >>> gen = decoder.generate([1, 2, 3], max_new_tokens=8, seed=0)
+        >>> len(gen.tokens), gen.stop_reason
+        (8, 'length')
+        >>> gen.metrics.block_efficiency >= 1.0
+        True
+        >>> gen.tokens == decoder.generate([1, 2, 3], max_new_tokens=8, seed=0).tokens
+        True
+
+        Greedy speculative decoding makes the target's own greedy tokens:
+
+        >>> greedy = SamplingConfig(temperature=0.0)
+        >>> spec = SpeculativeDecoder(pair, "sd", K=1, L=3, sampling=greedy).generate([1, 2, 3], 8, 0)
+        >>> spec.tokens == AutoregressiveDecoder(pair, greedy).generate([1, 2, 3], 8, 0).tokens
+        True
+        """
+        pair, K, L = self.pair, self.K, self.L
+        ids = check_request(pair, prompt, max_new_tokens, seed, lookahead=L + 1)
+        rng = np.random.default_rng(seed)
+        coins = RandomCoins(rng)
+        eos = pair.eos_ids
+        times = phase_times()
+        t_start = time.perf_counter()
+        for lm in (self.draft_lm, self.target_lm):
+            lm.reset()
+            lm.prefill(ids)
+        synchronize(pair.device)
+        times["prefill"] = time.perf_counter() - t_start
+        draft_calls0 = self.draft_lm.calls
+        context, new = list(ids), []
+        taus: list[int] = []
+        root_acc: list[float] = []
+        traces: list[IterationTrace] = []
+        stop = None
+        while stop is None:
+            t0 = time.perf_counter()
+            # 1. Propose: K drafts of length L, and p(·|s) at every node |s| < L.
+            drafts, p = self.proposer.propose(context, K, L, coins)
+            synchronize(pair.device)
+            t1 = time.perf_counter()
+            # 2. Score: q(·|s) at every node |s| ≤ L, one target pass over the distinct drafts.
+            q, distinct = self.scorer.score(context, drafts)
+            synchronize(pair.device)
+            t2 = time.perf_counter()
+            # 3. Verify: the rule's accepted prefix s and extra token y, with the same generator.
+            block, verdict = verify(self.verifier, drafts, p, q, rng)
+            t3 = time.perf_counter()
+            root_acc.append(root_acceptance(block))
+            # 4. Commit: c ← c·s·y with both caches rolled back to it; stop at EOS or the limit.
+            position = len(context)
+            appended = commit(context, verdict, drafts, distinct, self.draft_lm, self.target_lm)
+            taus.append(verdict.tau)
+            stop = finish(new, appended, eos, max_new_tokens)
+            t4 = time.perf_counter()
+            for phase, seconds in zip(("draft", "target", "verify", "other"),
+                                      (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+                times[phase] += seconds
+            if self.trace:
+                traces.append(iteration_trace(self.verifier, block, verdict, index=len(traces),
+                                              position=position, seconds=(t1 - t0, t2 - t1, t3 - t2),
+                                              keep_block=self.keep_blocks))
+                if on_iteration is not None:
+                    on_iteration(traces[-1])
+        # 5. Metrics.
+        metrics = summarize(method=self.method, K=K, L=L, temperature=self.sampling.temperature,
+                            tokens=new, taus=taus, draft_calls=self.draft_lm.calls - draft_calls0,
+                            times=times, total_s=time.perf_counter() - t_start,
+                            root_acceptance=root_acc)
+        return Generation(prompt_ids=ids, tokens=new, text=pair.decode(new), stop_reason=stop,
+                          metrics=metrics, iterations=traces)
+
+    def sample(self, prompt: str | Sequence[int], num_samples: int, max_new_tokens: int,
+               seed: int) -> list[Generation]:
+        """``num_samples`` independent generations; sample j is seeded with (seed, j)."""
+        if not isinstance(num_samples, (int, np.integer)) or num_samples < 1:
+            raise DecodingError(f"num_samples must be a positive integer, got {num_samples}")
+        return [self.generate(prompt, max_new_tokens, np.random.default_rng([int(seed), j]))
+                for j in range(num_samples)]

@@ -1,0 +1,69 @@
+"""What one iteration of speculative decoding records: the draft tree with p and q, the verifier's
+tests and quantities, the outcome, and the root's acceptance numbers (spec §6).
+
+``core.decoding.verification.iteration_trace`` fills these; the app draws them and the command line
+prints ``IterationTrace.to_dict``.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from core.data.tree import DraftBlock, Node
+
+
+@dataclass
+class TreeNodeTrace:
+    """One node s of the draft tree: its last token, how many drafts pass through it, the
+    probability the draft and the target gave that token (p(s_last|parent), q(s_last|parent)),
+    and the top entries of p(·|s) (absent at depth L) and q(·|s)."""
+
+    node: Node
+    depth: int
+    token: int | None
+    multiplicity: int
+    p_token: float | None
+    q_token: float | None
+    p_top: list[tuple[int, float]]
+    q_top: list[tuple[int, float]]
+
+
+@dataclass
+class IterationTrace:
+    """Everything the app draws for one iteration."""
+
+    index: int
+    position: int                       # context length at the start of the iteration
+    drafts: list[list[int]]
+    nodes: list[TreeNodeTrace]
+    tests: list[dict]                   # the verifier's acceptance tests, in order
+    quantities: list[dict]              # [{"node": [...], name: value, ...}]
+    rejected: list[Node]
+    accepted: Node
+    accepted_draft: int                 # 0-based, -1 when nothing was accepted
+    tau: int
+    extra: int
+    is_bonus: bool
+    residual_top: list[tuple[int, float]]   # the distribution the extra token came from
+    expected_tau: float | None              # E[τ | drafts], exact, where the rule has a closed form
+    alpha_star_root: float                  # single-token optimum with K drafts at the root (§6)
+    acceptance_root: float                  # 1 − TV(p, q) at the root (one draft, one token)
+    draft_s: float
+    target_s: float
+    verify_s: float
+    block: DraftBlock | None = field(default=None, repr=False)
+
+    def to_dict(self, token_text: Callable[[int], str] | None = None) -> dict:
+        """Plain lists and numbers (nodes as lists of token ids), without the block; with
+        ``token_text``, each node's token and the extra token also get their text."""
+        d = asdict(self)
+        d.pop("block", None)
+        d["accepted"] = list(self.accepted)
+        d["rejected"] = [list(s) for s in self.rejected]
+        for n in d["nodes"]:
+            n["node"] = list(n["node"])
+            if token_text is not None and n["token"] is not None:
+                n["text"] = token_text(n["token"])
+        if token_text is not None:
+            d["extra_text"] = token_text(self.extra)
+        return d

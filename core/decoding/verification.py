@@ -1,0 +1,80 @@
+"""Step 3, verify: the proposals and the scores become a ``DraftBlock``, a ``core.rules`` rule turns
+it into an accepted prefix s and an extra token y, and the iteration's trace is built from both.
+
+The seeded generator that drew the drafts also drives the rule, so a run replays exactly.  The trace
+keeps the top ``TRACE_TOP`` entries of each distribution, E[τ | drafts] where the rule has a closed
+form, and at the root the single-token optimum α* with K drafts (spec §6) and 1 − TV(p, q).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from core.bounds import single_token_optimum
+from core.data.trace import Verdict
+from core.data.tree import DraftBlock, Node
+from core.decoding.traces import IterationTrace, TreeNodeTrace
+from core.rules.base import Verifier
+
+#: Top entries kept for each distribution in a trace.
+TRACE_TOP = 8
+
+
+def verify(verifier: Verifier, drafts: np.ndarray, p: dict[Node, np.ndarray],
+           q: dict[Node, np.ndarray], rng: np.random.Generator) -> tuple[DraftBlock, Verdict]:
+    """The block of drafts (K, L) with p (|s| < L) and q (|s| ≤ L), and the rule's verdict on it."""
+    block = DraftBlock(drafts, p, q)
+    return block, verifier.verify(block, rng)
+
+
+def root_acceptance(block: DraftBlock) -> float:
+    """1 − TV(p, q) = Σ_x min(p(x|c), q(x|c)) at the root c: one draft's chance to pass one token."""
+    return float(np.minimum(block.p[()], block.q[()]).sum())
+
+
+def top_entries(vec: np.ndarray, k: int = TRACE_TOP) -> list[tuple[int, float]]:
+    """The k largest entries of a distribution as (token id, probability), largest first (ties by
+    token id), zeros left out."""
+    k = min(k, vec.size)
+    idx = np.argpartition(-vec, k - 1)[:k]
+    idx = idx[np.lexsort((idx, -vec[idx]))]
+    return [(int(i), float(vec[i])) for i in idx if vec[i] > 0]
+
+
+def node_traces(block: DraftBlock) -> list[TreeNodeTrace]:
+    """Every node of the draft tree, by depth, with its token's p and q and their top entries."""
+    nodes = []
+    for s in block.nodes():
+        parent = s[:-1]
+        nodes.append(TreeNodeTrace(
+            node=s, depth=len(s), token=s[-1] if s else None, multiplicity=block.multiplicity(s),
+            p_token=float(block.p[parent][s[-1]]) if s else None,
+            q_token=float(block.q[parent][s[-1]]) if s else None,
+            p_top=top_entries(block.p[s]) if s in block.p else [], q_top=top_entries(block.q[s])))
+    return nodes
+
+
+def iteration_trace(verifier: Verifier, block: DraftBlock, verdict: Verdict, *, index: int,
+                    position: int, seconds: tuple[float, float, float], keep_block: bool
+                    ) -> IterationTrace:
+    """The trace of iteration ``index`` started at context length ``position``; ``seconds`` are
+    its (draft, target, verify) wall-clock times."""
+    tr = verdict.trace
+    residual = np.asarray(verdict.residual, dtype=np.float64)
+    residual = residual / residual.sum()
+    # only a closed form: enumerating a rule's coins every iteration would cost more than decoding
+    expected = verifier.expected_tau(block) if verifier.closed_form_tau else None
+    p0, q0 = block.p[()], block.q[()]
+    draft_s, target_s, verify_s = seconds
+    return IterationTrace(
+        index=index, position=position, drafts=block.drafts.tolist(), nodes=node_traces(block),
+        tests=[dict(node=list(t.node), draft=t.draft, prob=t.prob, passed=t.passed, kind=t.kind)
+               for t in tr.tests],
+        quantities=[dict(node=list(s), **vals) for s, vals in tr.quantities.items()],
+        rejected=list(tr.rejected), accepted=tuple(verdict.accepted),
+        accepted_draft=int(verdict.draft), tau=verdict.tau, extra=int(verdict.extra),
+        is_bonus=bool(verdict.is_bonus), residual_top=top_entries(residual),
+        expected_tau=None if expected is None else float(expected),
+        alpha_star_root=single_token_optimum(p0, q0, block.K),
+        acceptance_root=root_acceptance(block),
+        draft_s=draft_s, target_s=target_s, verify_s=verify_s,
+        block=block if keep_block else None)
