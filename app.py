@@ -29,4 +29,4 @@ page = st.navigation({
 try:
     page.run()
 except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback on the page
-    st.error(errors.explain(exc, "this page"))
+    errors.show(exc, "this page")

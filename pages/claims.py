@@ -213,7 +213,7 @@ if st.button("Search", type="primary", key="claims_search"):
                 cached.bound(spec, "claimed_cic", c.K, c.L),
                 cached.bound(spec, "lp_optimum", c.K, c.L) if cached.lp_size(c.V, c.K, c.L) <= cached.LP_AUTO else None)
         except Exception as exc:  # noqa: BLE001
-            st.error(errors.explain(exc, "a search configuration"))
+            errors.show(exc, "a search configuration")
             continue
         found.append(row.as_dict())
     bar.empty()

@@ -21,10 +21,6 @@ st.markdown(
     "token the verifier adds is gold. Block efficiency is tokens per target call.")
 st.markdown(pair_picker.LEGEND_HTML, unsafe_allow_html=True)
 
-pair = pair_picker.pair_picker("dec")
-if pair is None:
-    st.stop()
-
 methods = pair_picker.decoder_methods()
 ss = st.session_state
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
@@ -35,6 +31,8 @@ ss.setdefault("dec_T", 1.0)
 ss.setdefault("dec_max", 32)
 ss.setdefault("dec_seed", 0)
 
+# The controls come before the pair check: a widget not drawn in a run loses its value, so a pair
+# error would reset them.
 prompt = st.text_area("Prompt", key="dec_prompt", height=150)
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
 method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}")
@@ -44,8 +42,15 @@ T = c4.slider("Temperature T", 0.0, 2.0, step=0.1, key="dec_T")
 max_new = c5.number_input("New tokens", 8, 1024, step=8, key="dec_max")
 seed = c6.number_input("Seed", 0, 10**9, step=1, key="dec_seed")
 
+pair = pair_picker.pair_picker("dec")
+if pair is None:
+    st.stop()
+for name in ("dec_result", "dec_compare_result"):   # results of another pair are not this pair's
+    if name in ss and ss[name]["pair"] != pair_picker.pair_id(pair):
+        del ss[name]
+
 config = dict(method=method, K=int(K), L=int(L), T=float(T), max_new=int(max_new), seed=int(seed),
-              prompt=prompt, pair=(pair.target_name, pair.draft_name))
+              prompt=prompt, pair=pair_picker.pair_id(pair))
 
 
 def _segments(gen) -> list[tuple[list[str], str, bool]]:
@@ -78,47 +83,47 @@ live = st.empty()
 live_chart = st.empty()
 
 if go:
-    tokens: list[int] = []
+    texts = pair_picker.TokenTexts(pair)
     segments: list[tuple[list[str], str, bool]] = []
     t0 = time.perf_counter()
     last = [0.0, 0.0]
+    n_redraws = [0]
     taus: list[int] = []
 
     split = {"draft": 0.0, "target": 0.0, "verify": 0.0}
 
     def on_iteration(it) -> None:
         """Called by the decoder after each iteration with its ``IterationTrace``."""
-        before = len(tokens)
-        tokens.extend(int(t) for t in it.accepted)
-        tokens.append(int(it.extra))
-        texts = pair_picker.token_texts(pair, tokens)[before:]
-        segments.append((texts[:it.tau], texts[it.tau] if len(texts) > it.tau else "",
-                         bool(it.is_bonus)))
+        new = texts.extend([*it.accepted, it.extra])
+        segments.append((new[:it.tau], new[it.tau], bool(it.is_bonus)))
         taus.append(it.tau)
         split["draft"] += it.draft_s
         split["target"] += it.target_s
         split["verify"] += it.verify_s
         now = time.perf_counter()
-        if now - last[0] > 0.15:
+        if now - last[0] > pair_picker.LIVE_TEXT_EVERY_S:
             last[0] = now
             text_box.markdown(pair_picker.colored_text_html(prompt, segments), unsafe_allow_html=True)
             n = len(taus)
             busy = sum(split.values()) or 1.0
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
-                          f"· {len(tokens) / (now - t0):.1f} tokens/s · {len(tokens)} tokens · time in "
+                          f"· {len(texts.tokens) / (now - t0):.1f} tokens/s · {len(texts.tokens)} tokens · time in "
                           f"draft {split['draft'] / busy:.0%}, target {split['target'] / busy:.0%}, "
                           f"verify {split['verify'] / busy:.0%}")
-        if now - last[1] > 1.0:
+        if now - last[1] > pair_picker.LIVE_CHART_EVERY_S:
             last[1] = now
             rates = [float(np.mean([t >= i for t in taus])) for i in range(1, int(L) + 1)]
-            live_chart.plotly_chart(figures.acceptance_per_position({method: rates}))
+            # A redraw is a new element: its key must be new too (an unkeyed one repeats its id).
+            live_chart.plotly_chart(figures.acceptance_per_position({method: rates}), key=f"dec_live_{n_redraws[0]}")
+            n_redraws[0] += 1
 
     try:
         with st.spinner("Generating…"):
             gen = pair_picker.generate(pair, method, K, L, T, prompt, max_new, seed, on_iteration=on_iteration)
-        ss["dec_result"] = {"config": config, "generation": gen, "segments": _segments(gen)}
+        ss["dec_result"] = {"config": config, "pair": config["pair"], "generation": gen,
+                            "segments": _segments(gen)}
     except Exception as exc:  # noqa: BLE001
-        st.error(errors.explain(exc, "the generation"))
+        errors.show(exc, "the generation")
     live.empty()
     live_chart.empty()
 
@@ -186,10 +191,10 @@ if st.button("Compare", key="dec_compare_go"):
         try:
             out[x] = pair_picker.generate(pair, x, K, L, T, prompt, max_new, seed).metrics
         except Exception as exc:  # noqa: BLE001
-            st.error(f"{name}: {errors.explain(exc, 'the generation')}")
+            errors.show(exc, "the generation", prefix=f"{name}: ")
     bar.empty()
-    ss["dec_compare_result"] = out
-cmp_ = ss.get("dec_compare_result")
+    ss["dec_compare_result"] = {"pair": pair_picker.pair_id(pair), "metrics": out}
+cmp_ = ss["dec_compare_result"]["metrics"] if "dec_compare_result" in ss else None
 if cmp_:
     rows = [_metrics_row(x) for x in cmp_.values()]
     base = cmp_.get("autoregressive")

@@ -119,7 +119,7 @@ with errors.guard("the drafts"):
         try:
             v = cached.verify(cfg.spec, m, block, int(coin))
         except Exception as exc:  # noqa: BLE001
-            st.error(f"{figures.short(m)}: {errors.explain(exc, 'its verification')}")
+            errors.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
             continue
         rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
                      "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",

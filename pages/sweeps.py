@@ -23,10 +23,6 @@ st.markdown(
     "verifier's coins given the drafts actually drawn (less noisy than the measured value). "
     "Speedup is tokens per second relative to the target model generating alone.")
 
-pair = pair_picker.pair_picker("dec")
-if pair is None:
-    st.stop()
-
 ss = st.session_state
 methods = pair_picker.decoder_methods()
 ss.setdefault("sw_axis", "K")
@@ -50,6 +46,13 @@ n_tokens = f4.number_input("New tokens per run", 8, 512, step=8, key="sw_tokens"
 n_seeds = f5.number_input("Seeds per prompt", 1, 20, key="sw_seeds")
 prompts_text = st.text_area("Prompts (one per line; write \\n for a newline)", key="sw_prompts", height=90)
 baseline = st.checkbox("Measure the target alone for the speedup", value=True, key="sw_baseline")
+
+# The pair comes after the controls: a widget not drawn in a run loses its value.
+pair = pair_picker.pair_picker("dec")
+if pair is None:
+    st.stop()
+if "sw_result" in ss and ss["sw_result"]["pair"] != pair_picker.pair_id(pair):
+    del ss["sw_result"]      # a sweep of another pair is not this pair's
 
 error = None
 try:
@@ -99,7 +102,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                     try:
                         g = pair_picker.generate(pair, m, int(k), int(l), float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
-                        st.error(f"{figures.short(m)} at {axis} = {v}: {errors.explain(exc, 'the run')}")
+                        errors.show(exc, "the run", prefix=f"{figures.short(m)} at {axis} = {v}: ")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
@@ -119,10 +122,10 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                         base_rows.append({"T": float(t), "prompt": pi, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001
-                        st.error(f"Target alone: {errors.explain(exc, 'the run')}")
+                        errors.show(exc, "the run", prefix="Target alone: ")
                     tick("target alone")
     bar.empty()
-    ss["sw_result"] = {"axis": axis, "rows": rows, "base": base_rows,
+    ss["sw_result"] = {"axis": axis, "rows": rows, "base": base_rows, "pair": pair_picker.pair_id(pair),
                        "config": {"axis": axis, "values": values, "methods": chosen, "K": K, "L": L, "T": T,
                                   "prompts": prompts, "seeds": int(n_seeds), "new_tokens": int(n_tokens),
                                   "pair": [pair.target_name, pair.draft_name]}}

@@ -77,7 +77,7 @@ for b in BOUND_KEYS:
     if isinstance(v, Exception):
         problems.append(f"{figures.BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
 for e in problems:
-    st.error(e)
+    st.error(text.escape_markdown(e))
 
 cols = st.columns(4)
 for c, b in zip(cols, BOUND_KEYS):
@@ -198,7 +198,7 @@ mc = cached.run_with_progress(mc_jobs, "Monte Carlo")
 mc_data, mc_rows = {}, []
 for m, r in mc.items():
     if isinstance(r, Exception):
-        st.error(f"{figures.short(m)}: {errors.explain(r, 'the Monte Carlo run')}")
+        errors.show(r, "the Monte Carlo run", prefix=f"{figures.short(m)}: ")
         continue
     lo, hi = r.tau_interval()
     mc_data[m] = (r.tau_pmf, lo, hi)

@@ -284,6 +284,44 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     assert all(0 < x <= 1 for x in root.iloc[:2]) and pd.isna(root.iloc[-1])   # no draft, no root
 
 
+def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
+    """Each live redraw of the chart is a new element: identical figures must not collide
+    (StreamlitDuplicateElementId)."""
+    from pages.ui import pair_picker
+    monkeypatch.setattr(pair_picker, "LIVE_CHART_EVERY_S", -1.0)
+    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_max": 16, "dec_K": 1,
+                                                    "dec_L": 1, "dec_T": 0.0, "dec_method": "bv"})
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    assert len(at.session_state["dec_result"]["generation"].iterations) > 2
+
+
+def test_live_decoder_controls_survive_a_pair_error(tiny_pair):
+    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_K": 3, "dec_L": 5, "dec_T": 0.4,
+                                                    "dec_prompt": "x = 1\n", "dec_method": "spectr"})
+    at.sidebar.text_input(key="dec_target").set_value("/no/such/model").run()
+    assert at.error and not at.exception
+    at.sidebar.text_input(key="dec_target").set_value(tiny_pair[0]).run()
+    no_errors(at)
+    assert (slider(at, "dec_K").value, slider(at, "dec_L").value, slider(at, "dec_T").value) == (3, 5, 0.4)
+    assert at.text_area(key="dec_prompt").value == "x = 1\n"
+    assert at.selectbox(key="dec_method").value == "spectr"
+
+
+def test_live_decoder_drops_results_of_another_pair(tiny_pair):
+    """A generation of one pair is not shown (nor its tokens decoded) with another pair."""
+    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_max": 8})
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    assert "How it went" in [h.value for h in at.main.header]
+    at.sidebar.radio(key="dec_source").set_value("Bundled pair").run()
+    if at.error:                                   # no bundled pair here: nothing to compare with
+        pytest.skip(at.error[0].value)
+    no_errors(at)
+    assert "dec_result" not in at.session_state
+    assert not at.main.header and any("Generate" in i.value for i in at.info)
+
+
 def test_sweeps_run_and_download(tiny_pair):
     at = open_page("pages/sweeps.py", state={**_pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1,
                                              "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]})

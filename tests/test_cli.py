@@ -252,3 +252,20 @@ def test_degenerate_monte_carlo_interval_contains_the_exact_value(tmp_path):
     lo, hi = data["expected_accepted_ci"]
     assert data["accepted_pmf"] == [0.0, 0.0, 1.0]
     assert lo < exact < 2.0 <= hi and hi - lo > 0.005
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--pair", "nope", "--method", "sd"], "unknown bundled pair 'nope'"),
+    (["--pair", "toy", "--method", "lp_optimal"], "needs toy models"),
+    (["--pair", "toy", "--method", "nope"], "unknown method 'nope'"),
+    (["--target", "/nonexistent/target", "--draft", "/nonexistent/draft", "--method", "sd"],
+     "the target path /nonexistent/target is not a model directory"),
+    (["--pair", "toy", "--target", "x", "--method", "sd"], "not both"),
+])
+def test_decode_refuses_bad_arguments_before_importing_torch(args, message):
+    """A typo is refused at once (issue 15, item 16: it took 24-31 s, torch being imported first)."""
+    code = ("import sys; from core.cli import main; "
+            f"rc = main(['decode', *{args!r}]); print(rc, 'torch' in sys.modules, 'transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["2", "False", "False"], out.stdout + out.stderr
+    assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr

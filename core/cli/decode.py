@@ -1,7 +1,9 @@
 """``python -m core decode ...`` and ``python -m core bench ...``: the real decoder from the shell.
 
 ``core.cli`` hands argv beginning with "decode" or "bench" to ``main`` here (imported lazily, so the
-toy-model commands never import torch).  Every error is one line on stderr and exit status 2.
+toy-model commands never import torch).  Every error is one line on stderr and exit status 2.  The
+arguments are checked (``check_args``: the method, the pair's name or paths) before torch and
+transformers are imported, so a typo is refused at once instead of after half a minute.
 """
 from __future__ import annotations
 
@@ -85,22 +87,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(args):
-    from core.decoding.pairs import load_pair
-    from core.decoding.presets import toy_pair
+def check_args(args) -> None:
+    """Refuse what can be refused without loading a model: unknown or toy-only methods, an unknown
+    bundled pair, a path that is not a model directory (light modules only: no torch)."""
+    from core.decoding.methods import check_method
+    from core.decoding.presets import check_pair_name
+    from core.decoding.sources import check_source
+    for m in ([args.method] if args.command == "decode" else (args.methods or [])):
+        check_method(m)
     if args.pair and (args.target or args.draft):
         raise CLIError("give either --pair or --target and --draft, not both")
+    if args.pair:
+        check_pair_name(args.pair)
+    elif not (args.target and args.draft):
+        raise CLIError("give --pair toy (or smollm2), or both --target PATH and --draft PATH")
+    else:
+        check_source(args.target, "target")
+        check_source(args.draft, "draft")
+
+
+def _load(args):
+    from core.decoding import load_pair, toy_pair
     kwargs = dict(device=args.device, dtype=args.dtype, pack=not args.no_pack)
     if args.pair:
         return toy_pair(args.pair, **kwargs)
-    if not (args.target and args.draft):
-        raise CLIError("give --pair toy (or smollm2), or both --target PATH and --draft PATH")
     return load_pair(args.target, args.draft, **kwargs)
 
 
 def cmd_decode(args) -> int:
-    from core.decoding import SamplingConfig, SpeculativeDecoder, check_method
-    check_method(args.method)
+    from core.decoding import SamplingConfig, SpeculativeDecoder
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     pair = _load(args)
     dec = SpeculativeDecoder(pair, args.method, args.K, args.L, sampling,
@@ -155,6 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def run() -> int:
         args = build_parser().parse_args(argv)
+        check_args(args)
         import torch
         from transformers.utils import logging as hf_logging
         hf_logging.set_verbosity_error()
@@ -162,13 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         threads = args.threads if args.threads is not None else (1 if args.command == "bench" else None)
         if threads is not None:
             torch.set_num_threads(threads)
-        from core.decoding import DecodingError
-        from core.decoding.pairs import PairError
-        from core.rules.registry import VerifierError
-        try:
-            return {"decode": cmd_decode, "bench": cmd_bench}[args.command](args)
-        except (PairError, DecodingError, VerifierError) as exc:
-            raise CLIError(str(exc)) from None
+        return {"decode": cmd_decode, "bench": cmd_bench}[args.command](args)
 
     return report_errors(run, "lower K, L or max-new-tokens")
 

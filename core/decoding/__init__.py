@@ -8,23 +8,33 @@ One module per step of an iteration, as in ``transformers.generation`` and vLLM:
 (the sampling transforms), ``cached_lm`` (one model's KV cache), ``proposal`` (1. propose),
 ``scoring`` (2. score), ``verification`` (3. verify, and the iteration's trace, ``traces``),
 ``commit`` (4. commit), ``metrics`` (5. the run summed up); ``speculative`` and ``autoregressive``
-are the decoders, ``methods`` says which rules they run, ``inputs`` checks what they are asked.
-Importing this package imports torch; the exact laboratory (``core.analysis``) never does.
-"""
-from core.decoding.autoregressive import AutoregressiveDecoder
-from core.decoding.cached_lm import CachedLM
-from core.decoding.errors import DecodingError
-from core.decoding.methods import check_method, decoder_methods
-from core.decoding.metrics import DecodeMetrics, Generation, synchronize
-from core.decoding.pairs import ModelPair, PairError, load_pair
-from core.decoding.presets import hub_presets, toy_pair
-from core.decoding.proposal import DraftProposer
-from core.decoding.sampling import SamplingConfig, next_token_probs
-from core.decoding.scoring import TargetScorer
-from core.decoding.speculative import SpeculativeDecoder
-from core.decoding.traces import IterationTrace, TreeNodeTrace
+are the decoders, ``methods`` says which rules they run, ``inputs`` checks what they are asked;
+``pairs`` loads a pair, ``presets`` and ``sources`` name and locate one, ``errors`` holds the
+layer's errors.
 
-__all__ = ["AutoregressiveDecoder", "DecodeMetrics", "DecodingError", "Generation", "IterationTrace",
-           "SamplingConfig", "SpeculativeDecoder", "check_method", "decoder_methods", "next_token_probs",
-           "synchronize", "ModelPair", "PairError", "load_pair", "hub_presets", "toy_pair",
-           "CachedLM", "DraftProposer", "TargetScorer", "TreeNodeTrace"]
+The names below are resolved on first use (PEP 562 ``__getattr__``): ``methods``, ``presets``,
+``sources`` and ``errors`` need no torch, so the command line can check its arguments before
+loading it; everything else imports torch.  The exact laboratory (``core.analysis``) never does.
+"""
+from __future__ import annotations
+
+import importlib
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "AutoregressiveDecoder": "autoregressive", "CachedLM": "cached_lm", "DecodingError": "errors",
+    "PairError": "errors", "check_method": "methods", "decoder_methods": "methods",
+    "DecodeMetrics": "metrics", "Generation": "metrics", "synchronize": "metrics",
+    "ModelPair": "pairs", "load_pair": "pairs", "hub_presets": "presets", "toy_pair": "presets",
+    "DraftProposer": "proposal", "SamplingConfig": "sampling", "next_token_probs": "sampling",
+    "TargetScorer": "scoring", "SpeculativeDecoder": "speculative", "IterationTrace": "traces",
+    "TreeNodeTrace": "traces",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"core.decoding.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'core.decoding' has no attribute {name!r}")

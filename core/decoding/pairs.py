@@ -16,16 +16,13 @@ from typing import Any
 
 import torch
 
+from core.decoding.errors import PairError
 from core.decoding.packed_linear import pack_linears
-from core.errors import ExplorerError
+from core.decoding.sources import check_source
 
 #: The dtypes ``load_pair`` and the command line take, by name.
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
           "bfloat16": torch.bfloat16}
-
-
-class PairError(ExplorerError, ValueError):
-    """A model pair cannot be loaded or used together; the message is one sentence."""
 
 
 def default_device() -> torch.device:
@@ -125,24 +122,19 @@ def tokenizer_mismatch(target_tok, draft_tok) -> str | None:
 def _load_one(source: str | Path, role: str, device: torch.device, dtype: torch.dtype):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    source = str(source)
-    local = Path(source).expanduser()
-    is_local = local.is_dir()
-    if not is_local and (source.startswith((".", "/", "~")) or local.exists()):
-        raise PairError(f"the {role} path {source} is not a model directory")
-    where = str(local) if is_local else source
+    is_local, where = check_source(source, role)
     try:
         if is_local:
             tokenizer = AutoTokenizer.from_pretrained(where)
             model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype)
         else:
-            tokenizer, model = _load_hub(source, role, dtype)
+            tokenizer, model = _load_hub(where, role, dtype)
     except PairError:
         raise
     except OSError as exc:
         if is_local:
             raise PairError(f"cannot load the {role} model from {where}: {str(exc).splitlines()[0]}") from None
-        raise PairError(f"cannot load the {role} model {source!r}: it is not a local directory and "
+        raise PairError(f"cannot load the {role} model {where!r}: it is not a local directory and "
                         "the Hugging Face hub could not be reached (or has no such model)") from None
     except (ValueError, KeyError) as exc:
         raise PairError(f"cannot load the {role} model from {where}: {str(exc).splitlines()[0]}") from None
@@ -255,7 +247,7 @@ def load_pair(target: str | Path, draft: str | Path, *, device: str | torch.devi
     >>> load_pair(root / "missing", root / "draft")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    core.decoding.pairs.PairError: the target path .../toy_models/pystdlib/missing is not a model directory
+    core.decoding.errors.PairError: the target path .../toy_models/pystdlib/missing is not a model directory
     """
     device = torch.device(device) if device is not None else default_device()
     dtype = resolve_dtype(dtype, device)

@@ -10,6 +10,7 @@ import contextlib
 import streamlit as st
 
 from core.errors import USER_ERRORS
+from pages.ui.text import escape_markdown
 
 
 def one_sentence(exc: BaseException) -> str:
@@ -30,10 +31,16 @@ def explain(exc: BaseException, what: str) -> str:
     return f"Computing {what} failed unexpectedly ({cause})."
 
 
+def show(exc: BaseException, what: str, prefix: str = "") -> None:
+    """``explain(exc, what)`` as an error box, as plain text: a message that quotes code (``__init__``,
+    ``_name_``) is never read as Markdown."""
+    st.error(escape_markdown(f"{prefix}{explain(exc, what)}"))
+
+
 @contextlib.contextmanager
 def guard(what: str = "this section"):
     """Run a section; any exception becomes one st.error sentence and the page goes on."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - the boundary is the point
-        st.error(explain(exc, what))
+        show(exc, what)

@@ -6,34 +6,156 @@ so only the real-model pages import it.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import html
-from typing import Callable
+import os
+import threading
+import time
+from typing import Callable, Hashable
 
 import numpy as np
 import streamlit as st
+import torch
 
 from core.data.trace import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
                            hub_presets, load_pair, toy_pair)
-from pages.ui.errors import explain
+from pages.ui import errors
 
-__all__ = ["PAIR_SOURCES", "LEGEND_HTML", "loaded_pair", "pair_picker", "generate", "decoder_methods",
-           "token_texts", "visible", "block_from_trace", "colored_text_html"]
+__all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
+           "decoder_methods", "TokenTexts", "token_texts", "visible", "block_from_trace", "colored_text_html",
+           "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
+
+#: The live page redraws its text and metrics, and its chart, at most this often (seconds).
+LIVE_TEXT_EVERY_S = 0.15
+LIVE_CHART_EVERY_S = 1.0
 
 PAIR_SOURCES = ["Bundled pair", "SmolLM2-135M (offline, distilled draft)", "Hub preset",
                 "Local folders or hub names"]
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
-def loaded_pair(source: str, target: str = "", draft: str = ""):
-    """The ModelPair, loaded once per process: a bundled pair by its source, else ``target`` and
-    ``draft`` (local folders or hub names)."""
+class BackgroundLoads:
+    """Loads that a Streamlit rerun cannot interrupt.
+
+    Streamlit stops a script by raising in its thread; raised inside ``from_pretrained`` it leaves
+    transformers' global init patches or a half-built model behind, and every later load fails.  So
+    each load runs in its own daemon thread, one at a time (``lock``: transformers patches globals
+    while it loads), and the script thread only waits.  An interrupted wait leaves the load running
+    (the next wait picks it up); a failed load is forgotten, so the next wait tries again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._jobs: dict[Hashable, concurrent.futures.Future] = {}
+        self._jobs_lock = threading.Lock()
+
+    def _run(self, job: concurrent.futures.Future, load: Callable) -> None:
+        with self.lock:
+            try:
+                job.set_result(load())
+            except BaseException as exc:  # noqa: BLE001 - the waiter shows it
+                job.set_exception(exc)
+
+    def start(self, key: Hashable, load: Callable) -> concurrent.futures.Future:
+        """The load of ``key`` in flight (or finished, not yet claimed), else a new one started."""
+        with self._jobs_lock:
+            job = self._jobs.get(key)
+            if job is None:
+                job = self._jobs[key] = concurrent.futures.Future()
+                threading.Thread(target=self._run, args=(job, load), daemon=True,
+                                 name=f"load {key!r}").start()
+            return job
+
+    def wait(self, key: Hashable, load: Callable, on_wait: Callable[[float], None] | None = None,
+             poll_s: float = 0.2):
+        """The result of loading ``key`` (started if needed); ``on_wait(elapsed seconds)`` runs while
+        waiting, and may raise (a rerun) without harming the load.  The job is forgotten once done."""
+        job = self.start(key, load)
+        t0 = time.monotonic()
+        while not job.done():
+            try:
+                job.result(timeout=poll_s)
+            except concurrent.futures.TimeoutError:
+                if on_wait is not None:
+                    on_wait(time.monotonic() - t0)
+            except BaseException:  # noqa: BLE001 - the load failed; read below
+                break
+        with self._jobs_lock:
+            if self._jobs.get(key) is job:
+                del self._jobs[key]
+        return job.result()
+
+
+#: The process's model loads (shared by every session).
+LOADS = BackgroundLoads()
+
+
+def _load(source: str, target: str, draft: str):
+    """Load a pair: a bundled pair by its source, else ``target`` and ``draft``."""
     if source == PAIR_SOURCES[0]:
         return toy_pair()
     if source == PAIR_SOURCES[1]:
         return toy_pair("smollm2")
     return load_pair(target, draft)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def loaded_pair(source: str, target: str = "", draft: str = ""):
+    """The ModelPair, loaded once per process in the background (``LOADS``).  Only a fully loaded pair
+    is returned, hence cached; a failed load raises and is not cached."""
+    return LOADS.wait((source, target, draft), lambda: _load(source, target, draft))
+
+
+def pair_id(pair) -> tuple[str, str, int]:
+    """What a stored result is keyed to: results of another pair are not shown with this one."""
+    return pair.target_name, pair.draft_name, int(pair.vocab_size)
+
+
+def fastest_threads(pair, candidates: tuple[int, ...], repeats: int = 5) -> int:
+    """The thread count (among ``candidates``) with the fastest one-token target forward pass, the
+    best of ``repeats`` after a warm-up; the thread count is restored afterwards."""
+    before = torch.get_num_threads()
+    ids = torch.tensor([pair.encode("def")[-1:]], device=pair.device)
+    best: dict[int, float] = {}
+    try:
+        with torch.no_grad():
+            for n in candidates:
+                torch.set_num_threads(n)
+                pair.target(input_ids=ids)
+                times = []
+                for _ in range(repeats):
+                    t0 = time.perf_counter()
+                    pair.target(input_ids=ids)
+                    times.append(time.perf_counter() - t0)
+                best[n] = min(times)
+    finally:
+        torch.set_num_threads(before)
+    return min(best, key=best.get)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _measured_threads(key: tuple, _pair) -> int:
+    """``fastest_threads`` between one thread and all cores, measured once per process and pair."""
+    cores = os.cpu_count() or 1
+    if cores == 1 or _pair.device.type != "cpu":
+        return torch.get_num_threads()
+    return fastest_threads(_pair, (1, cores))
+
+
+def threads_picker(pair) -> int:
+    """Sidebar: how many threads torch uses (default: the measured faster of 1 and all cores); set
+    with ``torch.set_num_threads`` for this process."""
+    ss = st.session_state
+    if "torch_threads" not in ss:
+        with st.spinner("Measuring the fastest thread count…"):
+            ss["torch_threads"] = _measured_threads(pair_id(pair), pair)
+    n = st.sidebar.number_input("Torch threads", 1, max(os.cpu_count() or 1, int(ss["torch_threads"])), step=1,
+                                key="torch_threads",
+                                help="Threads torch uses for the models. The default is the faster of one "
+                                     "thread and all cores, measured on this pair; on a busy machine one "
+                                     "thread is often much faster.")
+    torch.set_num_threads(int(n))
+    return int(n)
 
 
 def pair_picker(prefix: str):
@@ -62,16 +184,17 @@ def pair_picker(prefix: str):
             st.error("Give both a target and a draft (local folder or hub name).")
             return None
     try:
-        with st.spinner("Loading the models (once per session)…"):
+        with st.spinner("Loading the models (once per process)…", show_time=True):
             pair = loaded_pair(source, target, draft)
     except Exception as exc:  # noqa: BLE001
-        st.error(explain(exc, "the model pair"))
+        errors.show(exc, "the model pair")
         if source == PAIR_SOURCES[0]:
             st.caption("Or choose *Local folders or hub names* in the sidebar and give two causal language "
                        "models that share a tokenizer.")
         return None
     sb.caption(f"Loaded: target `{pair.target_name}`, draft `{pair.draft_name}`, vocabulary "
                f"{pair.vocab_size:,}, {pair.device.type}.")
+    threads_picker(pair)
     return pair
 
 
@@ -85,14 +208,38 @@ def generate(pair, method: str, K: int, L: int, T: float, prompt: str, max_new_t
     return dec.generate(prompt, int(max_new_tokens), int(seed), on_iteration=on_iteration)
 
 
+class TokenTexts:
+    """The text each token adds, decoded incrementally as transformers' TextStreamer and vLLM's
+    detokenizer do: each new token is decoded with the tokens since the last printed offset as
+    context, and its text is what that adds.  A token that ends inside a multi-byte character adds
+    nothing until the character is complete.  Linear in the number of tokens."""
+
+    def __init__(self, pair) -> None:
+        self.pair = pair
+        self.tokens: list[int] = []
+        self.texts: list[str] = []
+        self._prefix = 0      # first token of the context
+        self._read = 0        # tokens before this one are printed
+
+    def extend(self, tokens) -> list[str]:
+        """Add tokens; returns the text each adds."""
+        out = []
+        for t in tokens:
+            self.tokens.append(int(t))
+            context = self.pair.decode(self.tokens[self._prefix:self._read])
+            full = self.pair.decode(self.tokens[self._prefix:])
+            if full.endswith("\ufffd") or not full.startswith(context):
+                out.append("")
+                continue
+            out.append(full[len(context):])
+            self._prefix, self._read = self._read, len(self.tokens)
+        self.texts.extend(out)
+        return out
+
+
 def token_texts(pair, tokens: list[int]) -> list[str]:
-    """The text each token adds (decoded cumulatively, so multi-byte characters and spaces come out right)."""
-    out, prev = [], ""
-    for i in range(1, len(tokens) + 1):
-        cur = pair.decode(list(tokens[:i]))
-        out.append(cur[len(prev):] if cur.startswith(prev) else pair.decode([tokens[i - 1]]))
-        prev = cur
-    return out
+    """The text each token adds (``TokenTexts``)."""
+    return TokenTexts(pair).extend(tokens)
 
 
 def visible(text: str, limit: int = 8) -> str:
@@ -123,19 +270,28 @@ def block_from_trace(it, V: int):
     return block, trace
 
 
+def _html_text(text: str) -> str:
+    """Text for an HTML block inside ``st.markdown``: HTML-escaped, and with newlines and Markdown's
+    special characters as character references, so the block never ends at a blank line (after
+    which Markdown would turn ``__init__`` bold) and whitespace shows as it is (pre-wrap)."""
+    return html.escape(text).translate({ord("\n"): "&#10;", ord("_"): "&#95;", ord("*"): "&#42;",
+                                        ord("$"): "&#36;", ord("`"): "&#96;", ord("~"): "&#126;",
+                                        ord("\\"): "&#92;", ord("["): "&#91;", ord("]"): "&#93;"})
+
+
 def colored_text_html(prompt: str, segments: list[tuple[list[str], str, bool]]) -> str:
     """HTML for the generated text: each iteration's accepted draft tokens on a green background
     (two shades alternating, so iterations can be told apart) and its extra token on gold."""
-    parts = [f'<span style="color:#888">{html.escape(prompt)}</span>']
+    parts = [f'<span style="color:#888">{_html_text(prompt)}</span>']
     for i, (accepted, extra, bonus) in enumerate(segments):
         shade = "#c7e9c0" if i % 2 == 0 else "#a1d99b"
         for t in accepted:
             parts.append(f'<span style="background:{shade}" title="iteration {i + 1}: accepted draft token">'
-                         f'{html.escape(t)}</span>')
+                         f'{_html_text(t)}</span>')
         if extra:
             parts.append(f'<span style="background:{"#fdae6b" if bonus else "#ffe08a"}" '
                          f'title="iteration {i + 1}: {"bonus" if bonus else "correction"} token">'
-                         f'{html.escape(extra)}</span>')
+                         f'{_html_text(extra)}</span>')
     return ('<div style="font-family:ui-monospace,monospace;white-space:pre-wrap;line-height:1.6;'
             'border:1px solid #ddd;border-radius:6px;padding:10px;max-height:420px;overflow:auto">'
             + "".join(parts) + "</div>")

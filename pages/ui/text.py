@@ -3,6 +3,7 @@ class (``core.rules.registry.REGISTRY``)."""
 from __future__ import annotations
 
 import math
+import re
 
 from core.rules.registry import REGISTRY, method_names
 
@@ -22,3 +23,12 @@ def all_methods() -> list[str]:
 def label(method: str) -> str:
     """The rule's long name, for legends and tables."""
     return REGISTRY[method].label
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~$|#])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with Markdown's special characters backslash-escaped, so that ``st.error`` and friends
+    show it as written (``__init__`` stays ``__init__``, ``_x_`` is not italic)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
