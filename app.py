@@ -20,6 +20,7 @@ from pages.ui import errors, routing  # noqa: E402
 st.set_page_config(page_title="Multi-draft block verification explorer", page_icon=":material/account_tree:",
                    layout="wide", initial_sidebar_state="expanded")
 routing.keep_state()
+routing.prewarm_decoder_imports()
 
 page = st.navigation({
     "Learn": [routing.start(), routing.toy_lab(), routing.one_step()],

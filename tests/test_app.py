@@ -393,3 +393,18 @@ def test_pair_picker_lists_smollm2_and_hub_presets():
     assert presets.value == "smollm2-360m"
     assert {"Qwen/Qwen2.5-1.5B ← Qwen/Qwen2.5-0.5B", "gpt2-medium ← gpt2"} <= set(presets.options)
     assert at.error and "\n" not in at.error[0].value and "Traceback" not in at.error[0].value
+
+
+def test_the_router_prewarms_the_decoder_imports_in_the_background():
+    """Any first page starts, once per process, a thread that imports torch and transformers'
+    model classes, so the live decoder does not wait 10-25 s for them (issue 15, item 7)."""
+    import sys
+
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    no_errors(at)
+    from pages.ui import routing
+    thread = routing.prewarm_decoder_imports()
+    assert thread is routing.prewarm_decoder_imports()           # one thread per process
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    assert all(name in sys.modules for name in routing.DECODER_IMPORTS)

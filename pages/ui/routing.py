@@ -13,7 +13,9 @@ A Page built in another call matches the registered one, since Streamlit compare
 """
 from __future__ import annotations
 
+import importlib
 import runpy
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,6 +57,28 @@ def sweeps() -> StreamlitPage:
 
 def claims() -> StreamlitPage:
     return st.Page("pages/claims.py", title="SpecTr-GBV claims", icon=":material/gavel:")
+
+
+#: What the real-model pages import: torch and transformers' model and tokenizer machinery, about
+#: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading").
+DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.llama.modeling_llama",
+                   "transformers.models.auto.tokenization_auto")
+
+
+@st.cache_resource(show_spinner=False)
+def prewarm_decoder_imports() -> threading.Thread:
+    """Import the real decoder's libraries in a background thread, once per server process, so that
+    they are loaded by the time a reader opens a real-model page.  Python's import lock makes a page
+    that needs them first simply wait for the thread to finish; nothing is loaded twice."""
+    def run():
+        try:
+            for name in DECODER_IMPORTS:
+                importlib.import_module(name)
+        except ImportError:  # the page that needs the module reports it, in one sentence
+            pass
+    thread = threading.Thread(target=run, name="prewarm-decoder-imports", daemon=True)
+    thread.start()
+    return thread
 
 
 def keep_state() -> None:
