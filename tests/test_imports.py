@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, float]] = [
     ("core.decoding", 5),
     ("core.bench", 6),
     ("core.training", 6),
+    ("core.sweep", 6),
     ("core.cli", 7),
     ("core.__main__", 7.5),     # the entry point above the command line
     ("benchmarks", 8),

@@ -19,5 +19,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: the real decoder is unavailable ({exc})", file=sys.stderr)
             return 2
         return decoding_main(argv)
+    if argv and argv[0] == "sweep":
+        from core.cli.sweep import main as sweep_main
+        return sweep_main(argv)
     from core.cli.lab import main as lab_main
     return lab_main(argv)

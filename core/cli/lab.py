@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in ("decode", "bench"):
         sub.add_parser(name, add_help=False, help=f"real-model {name} (see `python -m core {name} -h`)")
+    sub.add_parser("sweep", add_help=False, help="rule leaderboards over instance families (see `python -m core sweep -h`)")
     return parser
 
 

@@ -1,0 +1,106 @@
+"""The results folder: a Parquet dataset written batch by batch, resumable, never overwritten.
+
+``OUT.parquet/`` holds ``_sweep.json`` (the configuration) and one ``part-….parquet`` file per batch.
+A batch is written to a hidden temporary name and renamed into place, so a file is either whole or
+absent: an interrupted sweep leaves whole batches only, and rerunning the same command computes the
+instances no file holds yet.  A folder made by another configuration, or anything else at that path,
+is refused with one sentence: results are never overwritten silently.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from core.sweep.config import InstanceKey, SweepConfig, SweepError
+from core.sweep.work import KEY_COLUMNS
+
+CONFIG_FILE = "_sweep.json"
+FORMAT = 1
+
+
+def _read_config(path: Path) -> SweepConfig:
+    try:
+        saved = json.loads((path / CONFIG_FILE).read_text())
+        return SweepConfig.from_json(saved["config"])
+    except (OSError, ValueError, KeyError, TypeError):
+        raise SweepError(f"{path} is not a sweep results folder (no readable {CONFIG_FILE}); "
+                         f"choose another --out or remove it") from None
+
+
+def _first_difference(a: SweepConfig, b: SweepConfig) -> str:
+    """The first field where ``b`` (saved) and ``a`` (asked for) differ, e.g. "seed 0 there, 1 here"."""
+    def show(value):
+        return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    ja, jb = a.to_json(), b.to_json()
+    key = next(k for k in ja if ja[k] != jb[k])
+    return f"{key} {show(jb[key])} there, {show(ja[key])} here"
+
+
+class ResultsStore:
+    """A results folder opened for one configuration: created if absent, else checked against it."""
+
+    def __init__(self, path, config: SweepConfig):
+        self.path = Path(path)
+        self.config = config
+        if not self.path.exists():
+            self.path.mkdir(parents=True)
+            self._write_atomic(self.path / CONFIG_FILE,
+                               json.dumps({"format": FORMAT, "config": config.to_json()}, indent=1).encode())
+        elif not self.path.is_dir():
+            raise SweepError(f"{self.path} exists and is not a sweep results folder; "
+                             f"choose another --out or remove it")
+        else:
+            saved = _read_config(self.path)
+            if saved != config:
+                raise SweepError(f"{self.path} holds a sweep with another configuration "
+                                 f"({_first_difference(config, saved)}); choose another --out")
+
+    @staticmethod
+    def _write_atomic(path: Path, data: bytes) -> None:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
+    def done(self) -> set[InstanceKey]:
+        """The instances the folder holds rows for (a batch file is whole, so all its methods)."""
+        if not any(self.path.glob("part-*.parquet")):
+            return set()
+        table = read_table(self.path, columns=list(KEY_COLUMNS))
+        return set(map(InstanceKey._make, zip(*(table.column(c).to_pylist() for c in KEY_COLUMNS))))
+
+    def write(self, rows: list[dict]) -> Path:
+        """Write one batch's rows as a new file, named after its first and last instance."""
+        first, last = rows[0], rows[-1]
+        name = (f"part-{first['family']}-V{first['V']}-K{first['K']}-L{first['L']}"
+                f"-{first['index']:06d}-{last['index']:06d}.parquet")
+        sink = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pylist(rows), sink)
+        self._write_atomic(self.path / name, sink.getvalue().to_pybytes())
+        return self.path / name
+
+
+def read_table(path, columns: list[str] | None = None) -> pa.Table:
+    """Every row of a results folder (or of one Parquet file), or ``SweepError`` if it cannot be read."""
+    path = Path(path)
+    if not path.exists():
+        raise SweepError(f"no results at {path}")
+    try:
+        return ds.dataset(path, format="parquet").to_table(columns=columns)
+    except (pa.ArrowException, OSError) as exc:
+        raise SweepError(f"{path} is not a readable sweep results file: "
+                         f"{str(exc).splitlines()[0]}") from None
+
+
+def read_results(path) -> pd.DataFrame:
+    """The rows of a results folder as a DataFrame, sorted by instance, then method name."""
+    frame = read_table(path).to_pandas()
+    missing = {*KEY_COLUMNS, "method", "expected_accepted", "fidelity_tv"} - set(frame.columns)
+    if missing:
+        raise SweepError(f"{path} is not a sweep results file (no column {sorted(missing)[0]!r})")
+    return frame.sort_values([*KEY_COLUMNS, "method"], kind="stable").reset_index(drop=True)
