@@ -1,10 +1,17 @@
-"""End to end in a real browser: Playwright drives Debian's chromium (/usr/bin/chromium, no browser
-download) against `streamlit run app.py` on 127.0.0.1.  Every page loads, shows no exception and
-draws its charts; a slider change updates a figure; the live decoder generates on a tiny local pair.
-Screenshots are kept under artifacts/screenshots/."""
+"""End to end in a real browser: Playwright drives a Chromium ($CHROMIUM, else Debian's
+/usr/bin/chromium, else Playwright's own download) against `streamlit run app.py` on 127.0.0.1.
+Every page loads, shows no exception and draws its charts; a slider change updates a figure; a Start
+link opens its preset; the live decoder and a sweep run end to end on a tiny local pair.  Without a
+browser the browser tests are skipped, with the reason.  Screenshots are kept under
+artifacts/screenshots/.
+
+Waiting: never a fixed sleep.  After an action the test waits for the element the action should
+produce (``expect`` polls until it shows), then for the app's own state,
+``[data-testid=stApp][data-test-script-state=notRunning]``: the script run is over."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,17 +23,59 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # the browser tests skip below; the discovery test still runs
+    sync_playwright = None
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+DEBIAN_CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "artifacts" / "screenshots"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
+SLOW = 300          # seconds: loading or running a real model under a loaded CPU
 
-if not Path(CHROMIUM).exists():
-    pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the "
-                "browser tests", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-PlaywrightTimeout = sync_api.TimeoutError
+
+def find_chromium(environ, fallbacks) -> str | None:
+    """The first executable file among $CHROMIUM and then ``fallbacks``; None when there is none."""
+    for candidate in (environ.get("CHROMIUM"), *fallbacks):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def test_find_chromium_honours_the_environment(tmp_path):
+    missing = tmp_path / "no-such-chromium"
+    assert find_chromium({"CHROMIUM": str(missing)}, []) is None
+    plain = tmp_path / "not-executable"
+    plain.write_text("")
+    assert find_chromium({"CHROMIUM": str(plain)}, []) is None
+    exe = tmp_path / "chromium"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    assert find_chromium({"CHROMIUM": str(exe)}, [str(plain)]) == str(exe)
+    assert find_chromium({"CHROMIUM": str(missing)}, [str(plain), str(exe)]) == str(exe)
+    assert find_chromium({}, [str(exe)]) == str(exe)
+
+
+@pytest.fixture(scope="module")
+def playwright():
+    if sync_playwright is None:
+        pytest.skip("playwright is not installed: pip install playwright")
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def chromium(playwright) -> str:
+    """The browser to drive; skips the browser tests when none is found."""
+    path = find_chromium(os.environ, [DEBIAN_CHROMIUM, playwright.chromium.executable_path])
+    if path is None:
+        pytest.skip("no Chromium found: set CHROMIUM=/path/to/chromium or apt-get install chromium")
+    return path
 
 
 def _free_port() -> int:
@@ -36,7 +85,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(chromium):
     port = _free_port()
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
     proc = subprocess.Popen(
@@ -47,7 +96,7 @@ def server():
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 60
-        while True:
+        while True:     # poll the health endpoint until the server answers
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                     if r.status == 200:
@@ -68,28 +117,40 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def browser_page():
+def browser_page(playwright, chromium):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            tempfile.mkdtemp(prefix="chromium-profile-"), executable_path=CHROMIUM, headless=True,
-            args=ARGS, viewport={"width": 1400, "height": 2400})
-        page = ctx.new_page()
-        yield page
-        ctx.close()
+    ctx = playwright.chromium.launch_persistent_context(
+        tempfile.mkdtemp(prefix="chromium-profile-"), executable_path=chromium, headless=True,
+        args=ARGS, viewport={"width": 1400, "height": 2400})
+    yield ctx.new_page()
+    ctx.close()
 
 
 def settle(page, charts: int = 0, timeout: float = 120) -> None:
-    """Wait until the script run is over and at least ``charts`` Plotly charts are drawn."""
-    page.wait_for_selector("h1", timeout=timeout * 1000)
-    time.sleep(0.8)
-    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                           timeout=timeout * 1000)
+    """Wait until the app says its script run is over and no element is left stale, and then
+    until at least ``charts`` Plotly charts are drawn.  Only safe where a run is known to have
+    started (after ``goto``, or once an element of the new run has shown): before that the app
+    still says notRunning."""
+    ms = timeout * 1000
+    expect(page.locator(IDLE)).to_have_count(1, timeout=ms)
+    expect(page.locator("[data-stale='true']")).to_have_count(0, timeout=ms)
     if charts:
         page.wait_for_function(
             "(n) => Array.from(document.querySelectorAll('.js-plotly-plot'))"
-            ".filter(g => g.querySelector('.main-svg') && g.data).length >= n", arg=charts, timeout=timeout * 1000)
-    time.sleep(0.5)
+            ".filter(g => g.querySelector('.main-svg') && g.data).length >= n", arg=charts, timeout=ms)
+
+
+def outcome(page, wanted, charts: int = 0, timeout: float = SLOW) -> None:
+    """Wait until ``wanted`` shows, or an error or exception shows instead, and the run is over;
+    fail with the page's error text in the second case."""
+    problem = page.locator(PROBLEM)
+    expect(wanted.or_(problem).first).to_be_visible(timeout=timeout * 1000)
+    settle(page, timeout=timeout)
+    if problem.count():
+        page.screenshot(path=str(SHOTS / "failure.png"), full_page=True)
+        pytest.fail(f"the page shows an error instead: {problem.first.inner_text()}")
+    expect(wanted.first).to_be_visible()
+    settle(page, charts, timeout=timeout)
 
 
 def no_exception(page) -> None:
@@ -97,25 +158,24 @@ def no_exception(page) -> None:
     assert "Traceback" not in page.inner_text("body")
 
 
+def heading(page, text: str):
+    return page.locator("h1").filter(has_text=text)
+
+
+def metric(page, label: str) -> str:
+    """The shown value of the metric labelled ``label``."""
+    box = page.get_by_test_id("stMetric").filter(has=page.get_by_test_id("stMetricLabel").filter(has_text=label))
+    return box.get_by_test_id("stMetricValue").inner_text()
+
+
 def figure_data(page, title_part: str):
     return page.evaluate("""(part) => {
         for (const gd of document.querySelectorAll('.js-plotly-plot')) {
             const t = gd.layout && gd.layout.title && gd.layout.title.text || '';
-            if (t.includes(part)) return gd.data.map(d => ({name: d.name, y: Array.from(d.y || [])}));
+            if (t.includes(part)) return gd.data.map(d => ({name: d.name, mode: d.mode || '',
+                x: Array.from(d.x || []), y: Array.from(d.y || [])}));
         }
         return null; }""", title_part)
-
-
-def test_deep_link_first_goes_through_the_router(server, browser_page):
-    """The first request of a fresh server is a deep link with a preset: the router still runs
-    (its navigation, not a list of files), and the preset is applied."""
-    page = browser_page
-    page.goto(f"{server}/claims?preset=gbv-lossless")
-    settle(page, 3)
-    no_exception(page)
-    nav = page.locator('[data-testid="stSidebarNav"]').inner_text()
-    assert "Start here" in nav and "toy lab" not in nav
-    assert "Is SpecTr-GBV lossless" in page.inner_text("body")
 
 
 def wait_for_change(page, title_part: str, before, timeout: float = 60) -> None:
@@ -131,6 +191,18 @@ def wait_for_change(page, title_part: str, before, timeout: float = 60) -> None:
         return false; }""", arg=[title_part, [d["y"] for d in before]], timeout=timeout * 1000)
 
 
+def test_deep_link_first_goes_through_the_router(server, browser_page):
+    """The first request of a fresh server is a deep link with a preset: the router still runs
+    (its navigation, not a list of files), and the preset is applied."""
+    page = browser_page
+    page.goto(f"{server}/claims?preset=gbv-lossless")
+    settle(page, 3)
+    no_exception(page)
+    nav = page.get_by_test_id("stSidebarNav").inner_text()
+    assert "Start here" in nav and "toy lab" not in nav
+    assert "Is SpecTr-GBV lossless" in page.inner_text("body")
+
+
 PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 4), ("one_step", "One iteration", 3),
          ("claims", "SpecTr-GBV", 3)]
 
@@ -141,8 +213,8 @@ def test_page_loads_and_draws(server, browser_page, path, title, charts):
     page.goto(f"{server}/{path}")
     settle(page, charts)
     no_exception(page)
-    assert title in page.inner_text("h1")
-    assert "Start here" in page.locator('[data-testid="stSidebarNav"]').inner_text()
+    expect(heading(page, title)).to_have_count(1)
+    assert "Start here" in page.get_by_test_id("stSidebarNav").inner_text()
     assert page.locator(".js-plotly-plot").count() >= charts
     page.screenshot(path=str(SHOTS / f"{path or 'start'}.png"), full_page=True)
 
@@ -170,7 +242,7 @@ def test_start_link_opens_preset(server, browser_page):
     page.goto(server)
     settle(page, 1)
     page.get_by_role("link", name="The binary toy of the block-verification paper").click()
-    settle(page, 4)
+    outcome(page, heading(page, "Toy laboratory"), charts=4, timeout=120)
     assert "Binary toy" in page.inner_text("body")
     bars = figure_data(page, "Expected accepted tokens")
     sd = next(d["y"][0] for d in bars if d["name"] == "SD")
@@ -183,44 +255,65 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
 
     target, draft = make_tiny_pair(tmp_path / "pair")
     page = browser_page
+    sidebar = page.get_by_test_id("stSidebar")
+    loaded = sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target")
     page.goto(f"{server}/live_decoder")
-    settle(page, timeout=300)               # the bundled pair (if trained) loads first: seconds on a CPU
+    settle(page, timeout=SLOW)              # the bundled pair (if trained) loads first: seconds on a CPU
     no_exception(page)
-    page.get_by_text("Local folders or hub names").first.click()
-    settle(page)
-    page.get_by_label("Target q (folder or hub name)").fill(target)
-    page.get_by_label("Target q (folder or hub name)").press("Enter")
-    settle(page)
-    page.get_by_label("Draft p (folder or hub name)").fill(draft)
-    page.get_by_label("Draft p (folder or hub name)").press("Enter")
-    settle(page, timeout=300)
-    page.get_by_text("Loaded: target").wait_for(timeout=300_000)
-    page.get_by_label("New tokens").fill("24")
-    page.get_by_label("New tokens").press("Enter")
-    settle(page)
-    page.get_by_role("button", name="Generate").click(timeout=120_000)
-    settle(page, 3, timeout=300)
+
+    sidebar.get_by_text("Local folders or hub names").click()
+    target_box = sidebar.get_by_label("Target q (folder or hub name)")
+    target_box.fill(target)
+    target_box.press("Enter")
+    draft_box = sidebar.get_by_label("Draft p (folder or hub name)")
+    draft_box.fill(draft)
+    draft_box.press("Enter")
+    # The run with both names replaces the "give both" error; then the pair loads, or fails.
+    expect(page.get_by_text("Give both a target and a draft")).to_have_count(0, timeout=SLOW * 1000)
+    outcome(page, loaded.filter(has_text=target))
+
+    new_tokens = page.get_by_label("New tokens")
+    new_tokens.fill("24")
+    new_tokens.press("Enter")
+    page.get_by_role("button", name="Generate").click()
+    outcome(page, page.get_by_role("heading", name="How it went"), charts=3)
     no_exception(page)
+    tokens, iterations = int(metric(page, "Tokens generated")), int(metric(page, "Iterations"))
+    assert 1 <= tokens <= 24                            # the 24 typed above was applied
+    assert 1 <= iterations <= tokens
+    assert float(metric(page, "Block efficiency")) >= 1.0
     assert figure_data(page, "Iteration 1:") is not None
-    assert page.locator("span[title*='accepted draft token'], span[title*='token']").count() > 0
+    # The coloured text: one span per token with a visible text (a random tiny model draws many
+    # partial UTF-8 bytes, whose text is empty), titled with its iteration and its role.
+    titles = page.locator("span[title^='iteration ']").evaluate_all("spans => spans.map(s => s.title)")
+    shown = {int(re.match(r"iteration (\d+):", t).group(1)) for t in titles}
+    assert shown and max(shown) <= iterations
+    assert any(t.endswith(("correction token", "bonus token")) for t in titles)
     page.screenshot(path=str(SHOTS / "live_decoder.png"), full_page=True)
 
-    page.locator('[data-testid="stSidebarNav"]').get_by_text("Sweeps").click()   # same session: same pair
-    settle(page)
-    no_exception(page)
+    page.get_by_test_id("stSidebarNav").get_by_text("Sweeps").click()   # same session: same pair
+    outcome(page, heading(page, "Sweeps"))
+    expect(loaded).to_contain_text(target)
     for label, value in (("Values of K (comma-separated)", "1, 2"), ("New tokens per run", "8"),
                          ("Seeds per prompt", "1")):
         page.get_by_label(label).fill(value)
         page.get_by_label(label).press("Enter")
-        settle(page)
     prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
     prompts.fill("def main():\\n")
     prompts.press("Control+Enter")
+    # The caption counts the generations: it shows once all four inputs have reached the script.
+    plan = re.compile(r"(\d+) generations of up to 8 tokens \((\d+) speculative, 1 target-alone\)")
+    expect(page.get_by_text(plan)).to_be_visible(timeout=120_000)
     settle(page)
+    speculative = int(plan.search(page.get_by_text(plan).inner_text()).group(2))
     page.get_by_role("button", name="Run sweep").click()
-    settle(page, 2, timeout=300)
+    outcome(page, page.locator(".js-plotly-plot .gtitle").filter(has_text="Block efficiency against"), charts=2)
     no_exception(page)
-    assert figure_data(page, "Block efficiency against") is not None
+    lines = [d for d in figure_data(page, "Block efficiency against") if "markers" in d["mode"]]
+    assert len(lines) * 2 == speculative                 # one line per method, K in {1, 2}
+    for line in lines:
+        assert line["x"] == [1, 2]
+        assert all(y >= 1.0 for y in line["y"])          # at least the extra token per target call
     page.screenshot(path=str(SHOTS / "sweeps.png"), full_page=True)
 
 
@@ -229,31 +322,30 @@ def test_edit_table_updates_results(server, browser_page):
     page = browser_page
     page.goto(f"{server}/toy_lab")
     settle(page, 4)
-    page.locator('[data-testid="stSidebar"]').get_by_text("Edit p and q (table)").click()
-    settle(page, 3)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Edit p and q (table)").click()
+    grid = sidebar.get_by_test_id("stDataFrame")
+    outcome(page, grid, charts=3, timeout=120)
     before = figure_data(page, "Expected accepted tokens")
-    grid = page.locator('[data-testid="stSidebar"] [data-testid="stDataFrame"]')
-    grid.wait_for(state="visible", timeout=30_000)
     # The grid is a canvas: a double click on a cell opens its overlay editor, an <input class=
     # "gdg-input">.  The edit goes through that element (fill, then Enter), and waits for it to
     # appear rather than typing blind: on a loaded machine the first click can land before the grid
-    # is interactive (the cell is then selected but no editor opens), so it is retried.
+    # is interactive (the cell is then selected but no editor opens), so the gesture is repeated.
     editor = page.locator(".gdg-input")
     for attempt in range(4):
         box = grid.bounding_box()
         page.mouse.dblclick(box["x"] + 140, box["y"] + 55)     # a cell of the p (draft) column
         try:
             editor.first.wait_for(state="visible", timeout=5_000 * (attempt + 1))
-            editor.first.fill("0.9")
-            editor.first.press("Enter")
-            wait_for_change(page, "Expected accepted tokens", before, timeout=25)
             break
         except PlaywrightTimeout:
             if attempt == 3:
                 page.screenshot(path=str(SHOTS / "edit_table_failed.png"), full_page=True)
                 raise
             page.keyboard.press("Escape")
-            settle(page, 2)
+    editor.first.fill("0.9")
+    editor.first.press("Enter")
+    wait_for_change(page, "Expected accepted tokens", before)
     settle(page, 3)
     no_exception(page)
     assert figure_data(page, "Expected accepted tokens") != before

@@ -1,0 +1,32 @@
+"""benchmarks/gpu_check.sh --dry-run: the GPU check's code path, run on a CPU with tiny sizes.
+
+The figures of a dry run mean nothing; what is checked is that the script runs end to end, writes
+one JSON file with every part the GPU run reports, and that greedy equality holds in float32."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_gpu_check_dry_run_writes_every_part(tmp_path):
+    out = tmp_path / "gpu_check.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.run(["bash", "benchmarks/gpu_check.sh", "--dry-run", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(out.read_text())
+    from core.decoding import decoder_methods
+    assert report["dry_run"] is True and report["device"] == "cpu"
+    assert set(report["results"]) == {"float32", "bfloat16"}
+    for dtype, entry in report["results"].items():
+        assert set(entry["greedy_equality"]) == set(decoder_methods())
+        rows = entry["bench"]["rows"]
+        assert {(r["method"], r["K"]) for r in rows} >= {("sd", 1), ("bv", 1), ("rbv", 4)}
+        names = {b["name"] for b in entry["bench"]["baselines"]}
+        assert {"autoregressive", "hf_generate", "hf_assisted"} <= names
+    # float32 on a CPU: every rule at T = 0 is the target's greedy decoding, token for token.
+    assert all(g["equal"] for g in report["results"]["float32"]["greedy_equality"].values())
