@@ -16,7 +16,8 @@ from core.analysis.montecarlo import monte_carlo
 from core.analysis.sampling import draw_block
 
 LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
-DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "lp_optimal"]
+DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "traversal", "otv",
+              "td_optimal", "lp_optimal"]
 
 
 def as_fraction(x: float, limit: int = 1000) -> Fraction:

@@ -25,16 +25,17 @@ class Test:
     kind: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Step:
     """One event of a rule that works in several rounds at one node (the traversal rules), in the
     order it happened: ``event`` names it (e.g. 'visit' a child, 'residual' after a rejected one),
-    ``values`` are its scalar quantities and ``vector`` a distribution it produced, if any."""
+    ``values`` are its scalar quantities and ``vector`` a distribution it produced, if any (kept
+    as the array itself: no copy, so a decoder with a large vocabulary pays nothing for it)."""
 
     node: Node
     event: str
     values: dict[str, float]
-    vector: tuple[float, ...] | None = None
+    vector: np.ndarray | None = None
 
 
 @dataclass
@@ -63,8 +64,7 @@ class Trace:
         return passed
 
     def step(self, node: Node, event: str, vector: np.ndarray | None = None, **values: float) -> None:
-        self.steps.append(Step(node, event, {k: float(v) for k, v in values.items()},
-                               None if vector is None else tuple(float(x) for x in vector)))
+        self.steps.append(Step(node, event, {k: float(v) for k, v in values.items()}, vector))
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,14 @@ from core.rules.base import Verifier, VerifierError
 from core.rules.best_of_k import BestOfKBV
 from core.rules.block import BV
 from core.rules.lp_optimal import LPOptimal
+from core.rules.otv import OTV
 from core.rules.rbv import RBV
 from core.rules.specinfer import SpecInfer
 from core.rules.spectr import SpecTr
 from core.rules.spectr_gbv import SpecTrGBV
+from core.rules.td_optimal import TDOptimal
 from core.rules.token_level import SD
+from core.rules.traversal import Traversal
 
 #: Every rule, in display order.  One line per rule.
 RULES: tuple[type[Verifier], ...] = (
@@ -26,6 +29,9 @@ RULES: tuple[type[Verifier], ...] = (
     SpecTrGBV,
     RBV,
     BestOfKBV,
+    Traversal,
+    OTV,
+    TDOptimal,
     LPOptimal,
 )
 

@@ -1,0 +1,210 @@
+"""The generic traversal recursion shared by ``traversal`` and ``otv`` (spec §1).
+
+Merge the K drafts into a tree; node b has k_b drafts through it, p(·|b) and q(·|b).  A *policy*
+hands out b's children one at a time: the next child c and S, the exact law of that child given
+what the verifier has already seen at b.  Then, leaf to root, with w_root = 1:
+
+    visit(b, w):
+      if |b| = L: accept with probability w -> output (b, y ~ q(·|b)); else return rejected
+      T <- q(·|b)
+      for (c, S) in policy(b):
+          visit(b·c, min(1, w·T(c)/S(c)))            # returns only if c's whole subtree rejected
+          A <- Σ_x (w·T(x) − S(x))₊
+          T <- (w·T − S)₊ / A ;  w <- A / (A + 1 − w)  (w <- 0 when A = 0; at the root w stays 1)
+      accept b with probability w -> output (b, y ~ T)
+
+Lossless when S is the exact conditional law: by induction on depth and on the children left,
+visit(b, w) accepts inside b's subtree with probability exactly w, with law T ⊗ q.  The first child
+contributes Σ_x min(w·T(x), S(x))·δ_x; its subtree's rejection depends on c alone, so it says
+nothing about the draws not yet seen, and the rest must (and does) contribute (w·T − S)₊.  A child
+c that was rejected had w·T(c) ≤ S(c) (else its weight is 1 and it accepts surely), so T(c) = 0
+afterwards: the extra token is never a visited child.
+
+A policy is a function ``policy(p, q, w, k) -> NodeState`` called when a node is entered; the state
+is immutable, so the model-level programme can branch on it.
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Callable, Iterator, Mapping, Protocol
+
+import numpy as np
+
+from core.data.coins import Coins
+from core.data.distributions import acceptance_ratio, positive_part, residual
+from core.data.levels import law_from_levels
+from core.data.trace import Outcome, Trace
+from core.data.tree import DraftBlock, Node
+
+
+class NodeState(Protocol):
+    """What a policy knows at a node: ``k`` drafts through it are not yet in a visited child."""
+
+    k: int
+
+    def describe(self) -> dict[str, float]:
+        """What the policy decided on entering the node, for the trace (e.g. OTV's order)."""
+
+    def law(self) -> np.ndarray:
+        """S: the law of the next child given what has been seen (needs k ≥ 1)."""
+
+    def pick(self, children: Mapping[int, tuple[int, int]]) -> int:
+        """The next child among the actual children left, {token: (first draft, multiplicity)}."""
+
+    def branches(self) -> Iterator[tuple[int, int, float]]:
+        """(c, j, P(next child = c with multiplicity j)) over every outcome of positive probability."""
+
+    def after(self, c: int, j: int) -> "NodeState":
+        """The state once child c, drafted j times, has been visited and rejected."""
+
+
+#: policy(p(·|b), q(·|b), w, k_b) -> NodeState
+Policy = Callable[[np.ndarray, np.ndarray, float, int], NodeState]
+
+
+def iid_branches(s: np.ndarray, k: int) -> Iterator[tuple[int, int, float]]:
+    """Next child = the first of k i.i.d. draws from s; its multiplicity is 1 + Binomial(k − 1, s(c)):
+    P(c, j) = s(c)·C(k−1, j−1)·s(c)^(j−1)·(1 − s(c))^(k−j)."""
+    for c in np.flatnonzero(s > 0):
+        sc = float(s[c])
+        for j in range(1, k + 1):
+            prob = sc * math.comb(k - 1, j - 1) * sc ** (j - 1) * (1.0 - sc) ** (k - j)
+            if prob > 0.0:
+                yield int(c), j, prob
+
+
+def first_drafted(children: Mapping[int, tuple[int, int]]) -> int:
+    """The child whose first draft has the smallest index (order of first appearance)."""
+    return min(children, key=lambda c: children[c][0])
+
+
+def residual_update(w: float, T: np.ndarray, S: np.ndarray, root: bool) -> tuple[float, np.ndarray, float]:
+    """After a rejected child: A = Σ_x (w·T(x) − S(x))₊, T' = (w·T − S)₊/A, w' = A/(A + 1 − w)
+    (0 when A = 0; 1 at the root).  Returns (w', T', A)."""
+    A = float(positive_part(w * T - S).sum())
+    T_next = residual(w * T - S, T)
+    if root:
+        return 1.0, T_next, A
+    return (A / (A + (1.0 - w)) if A > 0.0 else 0.0), T_next, A
+
+
+def _children(block: DraftBlock) -> dict[Node, dict[int, tuple[int, int]]]:
+    """For every internal node b: {token c: (first draft through b·c, multiplicity of b·c)}."""
+    out: dict[Node, dict[int, list[int]]] = {}
+    for k in range(block.K):
+        x = block.draft(k)
+        for d in range(block.L):
+            entry = out.setdefault(x[:d], {}).setdefault(x[d], [k, 0])
+            entry[1] += 1
+    return {b: {c: (v[0], v[1]) for c, v in kids.items()} for b, kids in out.items()}
+
+
+def traversal_walk(block: DraftBlock, coins: Coins, policy: Policy) -> Outcome:
+    """Run the recursion on the drafts.  The trace gets, in order, an 'enter' step per node entered
+    (w, k and what the policy decided), one 'visit' step per child
+    (its weight w, S(c), T(c), multiplicity), one 'residual' step after each rejected child (w', A
+    and T' as the vector), every acceptance test, and the last values per node in ``quantities``."""
+    trace = Trace()
+    L = block.L
+    children = _children(block)
+
+    def first(b: Node) -> int:
+        return children[b[:-1]][b[-1]][0]
+
+    def visit(b: Node, w: float) -> Outcome | None:
+        if len(b) == L:
+            passed = trace.test(b, first(b), w, coins.bernoulli(w), "full-block")
+            return Outcome(b, first(b), block.q[b], trace) if passed else None
+        T = block.q[b]
+        left = dict(children[b])
+        state = policy(block.p[b], T, w, sum(j for _, j in left.values()))
+        trace.step(b, "enter", w=w, k=state.k, **state.describe())
+        while left:
+            c = state.pick(left)
+            j = left.pop(c)[1]
+            S = state.law()
+            wc = acceptance_ratio(w * T[c], S[c])
+            trace.step(b + (c,), "visit", w=wc, S=S[c], T=T[c], multiplicity=j)
+            trace.note(b + (c,), w=wc, S=S[c], T=T[c])
+            out = visit(b + (c,), wc)
+            if out is not None:
+                return out
+            w, T, A = residual_update(w, T, S, not b)
+            trace.step(b, "residual", T, w=w, A=A)
+            trace.note(b, w=w, A=A)
+            state = state.after(c, j)
+        if not b:
+            return Outcome((), -1, T, trace)
+        passed = trace.test(b, first(b), w, coins.bernoulli(w), "sub-block")
+        return Outcome(b, first(b), T, trace) if passed else None
+
+    return visit((), 1.0)
+
+
+def traversal_output_law(policy: Policy, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+    """Exact P(O = u) of the recursion on toy models, without enumerating Ω^(K·L).
+
+    Given that a node b is entered with weight w and k drafts, its children's tokens and
+    multiplicities are revealed one child at a time, each with the policy's joint law
+    (``NodeState.branches``), and deeper tokens are independent of them; so the rule is followed
+    top-down over (child, multiplicity) histories, carrying the probability of reaching each state.
+    The continuation after a child is weighted by the rejection probability the recursion itself
+    computed for that child's subtree (not by 1 − w from the theory), so this law is the rule's law
+    whether or not the rule is lossless.  Returns the law and the number of node states visited.
+    """
+    V = target.V
+    emitted = [np.zeros(V ** d) for d in range(L + 2)]
+    states = 0
+
+    def emit(b: Node, mass: float, dist: np.ndarray) -> None:
+        i = 0
+        for t in b:
+            i = i * V + t
+        emitted[len(b) + 1][i * V:(i + 1) * V] += mass * dist
+
+    def visit(b: Node, w: float, k: int, mass: float) -> float:
+        """P(the subtree of b accepts | b entered with w, k); adds its outputs × mass."""
+        if len(b) == L:
+            emit(b, mass * w, target.cond(b))
+            return w
+        T = target.cond(b)
+        return rounds(b, w, T, policy(draft.cond(b), T, w, k), mass)
+
+    def rounds(b: Node, w: float, T: np.ndarray, state: NodeState, mass: float) -> float:
+        nonlocal states
+        states += 1
+        if state.k == 0:
+            emit(b, mass * w, T)
+            return w
+        S = state.law()
+        w_next, T_next, _ = residual_update(w, T, S, not b)
+        accepted = 0.0
+        for c, j, prob in state.branches():
+            a = visit(b + (c,), acceptance_ratio(w * T[c], S[c]), j, mass * prob)
+            reject = prob * max(1.0 - a, 0.0)
+            accepted += prob * a
+            if reject > 0.0:
+                accepted += reject * rounds(b, w_next, T_next, state.after(c, j), mass * reject)
+        return accepted
+
+    visit((), 1.0, K, 1.0)
+    return law_from_levels(emitted, V), states
+
+
+def traversal_law_cost(V: int, K: int, L: int) -> float:
+    """Seconds, roughly: 5e-5 per node state of ``traversal_output_law``, counted for a policy that
+    may hand out any token not yet visited (an upper bound for ratio order, which skips more)."""
+
+    @lru_cache(maxsize=None)
+    def visits(d: int, k: int) -> int:
+        return 1 if d == L else rounds(d, k, V)
+
+    @lru_cache(maxsize=None)
+    def rounds(d: int, k: int, r: int) -> int:
+        if k == 0 or r == 0:
+            return 1
+        js = [k] if r == 1 else range(1, k + 1)
+        return 1 + sum(r * (visits(d + 1, j) + rounds(d, k - j, r - 1)) for j in js)
+
+    return 5e-5 * visits(0, K) + 1e-3
