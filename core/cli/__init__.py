@@ -1,7 +1,8 @@
-"""``python -m core {exact,bound,montecarlo,decode,bench} ...``.
+"""``python -m core {exact,bound,montecarlo,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` (``core.cli.lab``) work on toy models and never import torch,
-so they start quickly; ``decode`` and ``bench`` (``core.cli.decode``) load torch and transformers.
+so they start quickly; ``decode`` and ``bench`` (``core.cli.decode``) load torch and transformers
+after checking their arguments; ``sweep`` (``core.cli.sweep``) runs on Dask distributed.
 Every error is one line on stderr, with exit status 2 for a user error; never a traceback.
 """
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Command-line interface: ``python -m core {exact,bound,montecarlo,decode,bench} ...``.
+"""Command-line interface: ``python -m core {exact,bound,montecarlo,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
-quickly; ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers).
+quickly; ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers) and
+``sweep`` to ``core.cli.sweep``.
 Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 """
