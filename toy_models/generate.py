@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from .models import IIDModel, MarkovModel, TableModel, ToyModel, ToyModelError
+from .models import IIDModel, MarkovModel, TableModel, ToyModel, ToyModelError, temper
 
 
 def _check(V: int, alpha: float) -> None:
@@ -84,7 +84,6 @@ def tempered_draft(target: ToyModel, temperature: float) -> ToyModel:
     """Draft p(·|u) ∝ q(·|u)^(1/temperature): a flatter (T > 1) or sharper (T < 1) copy of q."""
     if not temperature > 0:
         raise ToyModelError(f"draft temperature must be > 0, got {temperature}")
-    from .models import temper
     return _map_conditionals(target, lambda prefix, dist: temper(dist, temperature))
 
 

@@ -5,11 +5,11 @@ import numpy as np
 
 from toy_models import ToyModel
 
-from core.data.coins import RandomCoins
+from core.data.coins import RandomCoins, generator
 from core.data.tree import DraftBlock
 
 
-def sample_drafts(draft: ToyModel, K: int, L: int, rng: np.random.Generator | int | None) -> np.ndarray:
+def sample_drafts(draft: ToyModel, K: int, L: int, rng: np.random.Generator | int) -> np.ndarray:
     """K i.i.d. paths x^(k) ~ p, each drawn autoregressively: a (K, L) int64 array."""
     coins = RandomCoins(rng)
     out = np.zeros((K, L), dtype=np.int64)
@@ -22,7 +22,7 @@ def sample_drafts(draft: ToyModel, K: int, L: int, rng: np.random.Generator | in
 
 
 def draw_block(draft: ToyModel, target: ToyModel, K: int, L: int,
-               rng: np.random.Generator | int | None) -> DraftBlock:
+               rng: np.random.Generator | int) -> DraftBlock:
     """A draft block on toy models: K sampled drafts with p and q along the draft tree."""
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = generator(rng)
     return DraftBlock.from_models(sample_drafts(draft, K, L, rng), draft.cond, target.cond)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from core.errors import ExplorerError
+from core.errors import ExplorerError, InvalidInput
 
 
 class Coins(Protocol):
@@ -32,11 +32,23 @@ def normalized(weights: np.ndarray) -> np.ndarray:
     return weights / total
 
 
-class RandomCoins:
-    """Coins from a seeded generator: a run is replayed exactly by reusing the seed."""
+def generator(seed) -> np.random.Generator:
+    """``np.random.default_rng(seed)``, the one seed policy of the library.
 
-    def __init__(self, rng: np.random.Generator | int | None):
-        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    Anything ``default_rng`` takes is accepted (an int, a sequence of ints, a ``SeedSequence``; a
+    ``Generator`` is returned unchanged, so a caller can thread one generator through several
+    steps).  ``None`` is refused: it would draw fresh entropy from the system, and every random run
+    must take a seed and replay exactly."""
+    if seed is None:
+        raise InvalidInput("a seed is required: every random run must replay exactly")
+    return np.random.default_rng(seed)
+
+
+class RandomCoins:
+    """Coins from a seeded generator (``generator``): a run is replayed exactly by reusing the seed."""
+
+    def __init__(self, seed):
+        self.rng = generator(seed)
 
     def bernoulli(self, prob: float) -> bool:
         # U ~ U[0,1): prob 1 always passes and prob 0 never does.

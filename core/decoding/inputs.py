@@ -1,9 +1,9 @@
 """Checking what a generation is asked for: the prompt, the length budget and the seed.
 
-Seed policy (both decoders): a seed is required, so that every run replays exactly.  Anything
-``np.random.default_rng`` takes (an int, a sequence of ints, a ``SeedSequence``) is accepted, and
-a ``np.random.Generator`` is used as is (its state advances); ``None`` raises ``DecodingError``
-instead of drawing fresh entropy from the operating system.
+Seed policy: the library's one policy (``core.data.coins.generator``): anything
+``np.random.default_rng`` takes is accepted, a ``np.random.Generator`` is used as is (its state
+advances), and ``None`` is refused (here with a ``DecodingError``, before any model runs) instead of
+drawing fresh entropy from the operating system.
 """
 from __future__ import annotations
 

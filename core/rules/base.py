@@ -53,7 +53,7 @@ class Verifier:
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def verify(self, block: DraftBlock, rng: np.random.Generator | int | None) -> Verdict:
+    def verify(self, block: DraftBlock, rng: np.random.Generator | int) -> Verdict:
         """One seeded verification step: the accepted sub-block, its draft, the extra token."""
         coins = RandomCoins(rng)
         out = self.run(block, coins)
