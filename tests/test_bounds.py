@@ -1,4 +1,4 @@
-"""Exact tests of ``core.bounds`` and the LP-optimal verifier (spec §6).
+"""Exact tests of ``core.bounds`` and the LP-optimal verifier (docs/maths.md).
 
 Every expected number is derived here independently: closed forms in exact fractions, BV's
 W-recursion written out from the spec, brute force over all token subsets, and the verifier's
@@ -36,7 +36,7 @@ RANDOM = [(kind, V, L, seed) for kind in ("iid", "markov", "table") for V in (2,
 # ------------------------------------------------------------------------------------------------
 
 def bv_closed_form(draft, target, L: int) -> float:
-    """E[τ_BV] = Σ_(s≠∅) W(s), W(∅) = 1, W(s·y) = min(q(y|s)·W(s), p(s·y)) (spec §3)."""
+    """E[τ_BV] = Σ_(s≠∅) W(s), W(∅) = 1, W(s·y) = min(q(y|s)·W(s), p(s·y)) (docs/maths.md)."""
     W = {(): 1.0}
     total = 0.0
     for depth in range(L):
@@ -72,7 +72,7 @@ def exact_output_law(verifier, draft, target, K: int, L: int) -> dict[tuple, flo
 
 
 def fidelity_error(law: dict[tuple, float], target, L: int) -> float:
-    """TV between the completed law Σ_j P(O = z_≤j)·q(z_>j | z_≤j) and q on Ω^(L+1) (spec §2)."""
+    """TV between the completed law Σ_j P(O = z_≤j)·q(z_>j | z_≤j) and q on Ω^(L+1) (docs/maths.md)."""
     tv = 0.0
     for z in itertools.product(range(target.V), repeat=L + 1):
         completed = 0.0
@@ -137,7 +137,7 @@ def test_binary_toy_claimed_cic_and_greedy_in_fractions():
                 W[s + (y,)] = min(Q_TOY[y] * W[s], reach)
                 greedy += W[s + (y,)]
         assert abs(greedy_relaxation(toy.draft, toy.target, K, 2) - float(greedy)) <= 1e-12
-    assert abs(claimed_cic(toy.draft, toy.target, 1, 2) - 4 / 3) <= 1e-12   # spec §5 data point
+    assert abs(claimed_cic(toy.draft, toy.target, 1, 2) - 4 / 3) <= 1e-12   # docs/maths.md data point
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Exact checks of every rule (spec §3–§5, §7): closed forms as rationals, losslessness measured on
+"""Exact checks of every rule (docs/maths.md): closed forms as rationals, losslessness measured on
 random instances, reductions between rules, and the model-level dynamic programmes against plain
 enumeration of every draft outcome."""
 import itertools
@@ -138,7 +138,7 @@ def test_single_draft_rules_agree_at_k1():
 
 
 def test_bv_matches_its_w_recursion():
-    """E[τ_BV] = Σ_(s≠∅) W(s), W(∅) = 1, W(s·y) = min(q(y|s)·W(s), p(s·y)) (spec §3)."""
+    """E[τ_BV] = Σ_(s≠∅) W(s), W(∅) = 1, W(s·y) = min(q(y|s)·W(s), p(s·y)) (docs/maths.md)."""
     for kind, V, K, L, draft, target in INSTANCES[:80]:
         total = 0.0
         W = {(): 1.0}

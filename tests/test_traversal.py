@@ -1,4 +1,4 @@
-"""The traversal family (spec §1–§4): traversal verification, ordered traversal (OTV) and the
+"""The traversal family (docs/maths.md): traversal verification, ordered traversal (OTV) and the
 top-down optimal single-token coupling (TD-optimal), checked exactly on toy models."""
 import itertools
 import json

@@ -1,4 +1,4 @@
-"""Toy language models over a small vocabulary Ω = {0..V-1} (spec §1, §7).
+"""Toy language models over a small vocabulary Ω = {0..V-1} (docs/maths.md).
 
 A toy model is a map from a prefix u (a tuple of token ids, relative to the current context) to the
 next-token distribution m(·|u), a float64 vector that sums to 1.  Three kinds:
@@ -9,7 +9,7 @@ next-token distribution m(·|u), a float64 vector that sums to 1.  Three kinds:
   not list backs off to its longest listed suffix (the empty prefix must be listed), so the model is
   defined at every depth, as an n-gram model with back-off would be.
 
-Temperature (spec §1) acts on logits: m_T(x|u) ∝ exp(log m(x|u) / T) = m(x|u)^(1/T); T = 0 is the
+Temperature (docs/maths.md) acts on logits: m_T(x|u) ∝ exp(log m(x|u) / T) = m(x|u)^(1/T); T = 0 is the
 argmax (ties go to the lowest token id).  ``with_temperature`` returns the tempered model.  Every
 finite T > 0, however small (subnormal included), is computed exactly: see ``temper``.
 
@@ -162,7 +162,7 @@ class ToyModel:
         return prob
 
     def with_temperature(self, temperature: float) -> "ToyModel":
-        """The same model with temperature T applied to its logits (spec §1): any finite T ≥ 0, with
+        """The same model with temperature T applied to its logits (docs/maths.md): any finite T ≥ 0, with
         T = 0 greedy and no floor on T > 0 (``temper`` says why a tiny T is exact)."""
         temper(np.ones(1), temperature)  # validates T
         clone = self._replace()

@@ -1,4 +1,4 @@
-"""SpecTr-GBV's Algorithm 2, reconstructed as exact compensation (spec §5), for any rule on toy models.
+"""SpecTr-GBV's Algorithm 2, reconstructed as exact compensation (docs/maths.md), for any rule on toy models.
 
 Let N(u) = P(O extends u) for one iteration's output law and F(u) = q(u) − N(u): the target mass of u
 that the completion after O must still supply.  Since completing the output with a next-token law c
@@ -47,7 +47,7 @@ class ShiftedModel(ToyModel):
 
 
 class CompensatedTarget(ToyModel):
-    """c(x|u) = F(u·x)/(F(u) + P(O = u)) for |u| ≤ L, the base target beyond (spec §5)."""
+    """c(x|u) = F(u·x)/(F(u) + P(O = u)) for |u| ≤ L, the base target beyond (docs/maths.md)."""
 
     def __init__(self, target: ToyModel, conditionals: dict[Node, np.ndarray]):
         self.target, self.conditionals, self.V = target, conditionals, target.V
@@ -128,7 +128,7 @@ class IterationResult:
 def iterate_exact(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int, n: int,
                   compensate_target: bool = True, max_branches: int = 20_000,
                   progress: Callable[[float], None] | None = None) -> IterationResult:
-    """Run n iterations exactly, branching over every output (spec §5, Algorithm 2 reconstructed).
+    """Run n iterations exactly, branching over every output (docs/maths.md, Algorithm 2 reconstructed).
 
     With ``compensate_target`` each iteration verifies against the compensation of the previous
     iteration's target; otherwise against q every time (the plain rule, for comparison).  Where an

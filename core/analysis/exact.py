@@ -1,4 +1,4 @@
-"""Exact analysis by enumeration (spec §7): the law of τ and of the output O = (s, y), hence the
+"""Exact analysis by enumeration (docs/maths.md): the law of τ and of the output O = (s, y), hence the
 fidelity error, for any verifier on toy models.
 
 Every draft outcome is enumerated with its probability (ordered K-tuples of paths in Ω^L; only the
@@ -10,7 +10,7 @@ Every rule also has a model-level programme (``model_output_law``: a recursion o
 drafts or loop states, see each rule) that gives the same law without visiting Ω^(K·L); it is used
 by default and ``recursion=False`` forces the plain enumeration the tests compare it with.
 
-Losslessness (spec §2, (V)): the completed law
+Losslessness (docs/maths.md, (V)): the completed law
     P̃(z) = Σ_(j=1..L+1) P(O = z_1..z_j)·q(z_(j+1)..z_(L+1) | z_1..z_j),  z ∈ Ω^(L+1),
 must equal q(z); the fidelity error is TV(P̃, q) = ½ Σ_z |P̃(z) − q(z)|.
 """

@@ -1,4 +1,4 @@
-"""Closed-form bounds and claimed values on E[τ] (numpy only; spec §6).
+"""Closed-form bounds and claimed values on E[τ] (numpy only; docs/maths.md).
 
 **Single token** (L = 1, ``single_token_optimum``).  By max-flow/min-cut on the bipartite graph
 draft multisets → tokens, α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K].  For a fixed value P of p(A), the
@@ -12,7 +12,7 @@ m(s) = min(p(s)/q(s), 1) (m = 1 where q(s) = 0).
 
 **Greedy relaxation** (``greedy_relaxation``): Σ_(s≠∅) W̄(s), W̄(∅) = 1,
 W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K).  Every valid verifier has W(s·y) ≤ q(y|s)·W(s)
-(spec §2) and W(s·y) ≤ P(some draft passes through s·y) = 1 − (1 − p(s·y))^K, so by induction
+(docs/maths.md) and W(s·y) ≤ P(some draft passes through s·y) = 1 − (1 − p(s·y))^K, so by induction
 W ≤ W̄ and the relaxation upper-bounds the LP.
 
 All arithmetic is float64.

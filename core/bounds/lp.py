@@ -1,6 +1,6 @@
-"""Bounds on the expected accepted length E[τ] for K i.i.d. drafts of length L (spec §6).
+"""Bounds on the expected accepted length E[τ] for K i.i.d. drafts of length L (docs/maths.md).
 
-Notation (spec §1): p = draft, q = target, Ω = {0..V-1}; p(u), q(u) are joint probabilities of a
+Notation (docs/maths.md): p = draft, q = target, Ω = {0..V-1}; p(u), q(u) are joint probabilities of a
 prefix u, p(·|u), q(·|u) conditionals.  Draft paths x ∈ Ω^L are indexed lexicographically; a
 multiset m of K paths has probability P(m) = K!/Π_x c_x(m)! · Π_k p(x^(k)) (c_x = multiplicity).
 

@@ -3,7 +3,7 @@
 Every verifier draws its internal randomness (acceptance coins, residual draws) through a ``Coins``
 object.  ``RandomCoins`` samples with a seeded ``numpy.random.Generator``; ``enumerate_outcomes``
 runs the same verifier code over *every* coin outcome, each with its exact probability, by replaying
-the program with forced choices (depth-first over the choice tree).  The exact laws of spec §7 and
+the program with forced choices (depth-first over the choice tree).  The exact laws of docs/maths.md and
 the sampled runs therefore come from one implementation and cannot drift apart.
 """
 from __future__ import annotations

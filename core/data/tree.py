@@ -1,4 +1,4 @@
-"""The draft tree: K drafts of length L and the model conditionals along it (spec §1).
+"""The draft tree: K drafts of length L and the model conditionals along it (docs/maths.md).
 
 A verifier sees nothing but a ``DraftBlock``: the drafts, p(·|s) for every node s of the draft tree
 with |s| < L (the distribution each draft token was sampled from), and q(·|s) for every node with

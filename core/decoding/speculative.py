@@ -1,6 +1,6 @@
 """Speculative decoding with K i.i.d. drafts of length L over a real pair of causal language models.
 
-One iteration (spec §1), from a context c of n tokens, is one call into each step's module:
+One iteration (docs/maths.md), from a context c of n tokens, is one call into each step's module:
 
 1. **Propose** (``core.decoding.proposal``): the draft model samples K drafts x^(1..K) ∈ Ω^L in one
    batch, with p(·|c·s) at every node s of the draft tree;

@@ -36,7 +36,7 @@ class Verifier:
     label: ClassVar[str]    # what the short name stands for, never repeating it: "block verification"
     color: ClassVar[str]    # "#rrggbb", the rule's colour on every page; unique across rules
     summary: ClassVar[str]  # one sentence saying what the rule does
-    source: ClassVar[str]   # where it comes from: paper(s), or "derived" with the spec section
+    source: ClassVar[str]   # where it comes from: paper(s), or "derived in this project"
 
     # What it needs and what it promises.
     single_draft: ClassVar[bool]        # uses draft 0 only, whatever K is

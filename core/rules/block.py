@@ -1,5 +1,5 @@
 """BV: block verification (Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami, Suresh, ICLR 2025;
-called GBV in the SpecTr-GBV paper), spec §3.
+called GBV in the SpecTr-GBV paper), docs/maths.md.
 
 Weights w_0 = 1, w_i = min(1, w_(i−1)·q(x_i|x_<i)/p(x_i|x_<i)).  For 1 ≤ i < L
 A_i = Σ_x (w_i·q(x|x_≤i) − p(x|x_≤i))₊ and h_i = A_i / (A_i + 1 − w_i) (h_i = 1 when the denominator

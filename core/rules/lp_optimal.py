@@ -1,4 +1,4 @@
-"""The optimal valid verifier as a runnable rule: sample the output of the LP of spec §6.
+"""The optimal valid verifier as a runnable rule: sample the output of the LP of docs/maths.md.
 
 ``core.bounds.optimal_lp`` solves, for toy models, the LP whose variables π(m, s, y) are the joint
 probabilities of the draft multiset m and the output O = (s, y).  Its solution is a verifier: given
@@ -32,8 +32,8 @@ class LPOptimal(Verifier):
     color = "#111111"  # black
     summary = ("The best lossless verifier for K i.i.d. drafts, solved as a linear program "
                "(toy models only); its E[τ] is the LP optimum.")
-    source = ("Optimal valid verifier: linear program over draft multisets and outputs "
-              "(spec §6); reduces to block verification (Sun et al., ICLR 2025) at K = 1")
+    source = ("Optimal lossless verifier: linear program over draft multisets and outputs "
+              "(docs/maths.md); reduces to block verification (Sun et al., ICLR 2025) at K = 1")
     single_draft = False
     order_invariant = True
     lossless_by_theory = True

@@ -1,5 +1,5 @@
-"""RBV: recursive block verification (derived in the spec, §5): BV generalised to K drafts the way
-recursive rejection generalises token-level SD.  Lossless by induction; BV at K = 1, RRS at L = 1.
+"""RBV: recursive block verification (derived in this project, docs/maths.md): BV generalised to K
+drafts the way recursive rejection generalises token-level SD.  Lossless by induction; BV at K = 1, RRS at L = 1.
 
 State: a node s (start ∅) and the target's next-token vector T_s there (start q(·|∅)); deeper
 conditionals are q.  For k = 1..K: skip x^(k) unless it passes through s; run BV on its continuation
@@ -33,7 +33,7 @@ class RBV(Verifier):
     color = "#9467bd"  # purple
     summary = ("Block verification on each draft in turn, starting where the previous draft stopped and "
                "verifying against the residual; lossless by induction.")
-    source = "derived (spec §5): recursive block verification"
+    source = "derived in this project (docs/maths.md): recursive block verification"
     single_draft = False
     order_invariant = False
     lossless_by_theory = True

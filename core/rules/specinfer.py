@@ -1,4 +1,4 @@
-"""SpecInfer-style recursive rejection sampling (RRS, multi-candidate SD), spec §4, with the tree walk.
+"""SpecInfer-style recursive rejection sampling (RRS, multi-candidate SD), docs/maths.md, with the tree walk.
 
 T_1 = q; for i = 1..k accept X_i with probability min(1, T_i(X_i)/p(X_i)), else
 T_(i+1) = normalize((T_i − p)₊); if all are rejected, y ~ T_(k+1).

@@ -1,4 +1,4 @@
-"""SpecTr K-SEQ (Sun, Suresh, Ro, Beirami, Jain, Yu, NeurIPS 2023), spec §4, with the tree walk.
+"""SpecTr K-SEQ (Sun, Suresh, Ro, Beirami, Jain, Yu, NeurIPS 2023), docs/maths.md, with the tree walk.
 
 At one node with k i.i.d. draft tokens X_1..X_k ~ p and target q:
 β(ρ) = Σ_x min(p(x), q(x)/ρ), and ρ* ∈ [1, k] is the root of 1 − (1 − β(ρ))^k = ρ·β(ρ).

@@ -1,5 +1,5 @@
 """SpecTr-GBV (Lin, Sheng, Cai, Zhou, 2026): K i.i.d. drafts + block verification, as released in
-the authors' public code (spec §5).  Its claims (lossless, optimal, attains E_CIC, monotone in K) are
+the authors' public code (docs/maths.md).  Its claims (lossless, optimal, attains E_CIC, monotone in K) are
 hypotheses that ``core.analysis.exact`` measures; nothing here assumes them.
 
 For a node s, with p(s), q(s) joint probabilities:

@@ -1,5 +1,5 @@
 """Top-down optimal single-token coupling (Hu et al., ICLR 2025, arXiv 2502.18779; Khisti et al.,
-ICLR 2025, arXiv 2410.18234; Thomas & Pal, arXiv 2511.15898), spec §3: the tree walk of
+ICLR 2025, arXiv 2410.18234; Thomas & Pal, arXiv 2511.15898), docs/maths.md: the tree walk of
 ``core.rules.tree_walk`` whose core at every node is an optimal single-token multi-draft coupling.
 
 At node s with k alive drafts, their next tokens form a multiset m of k i.i.d. draws from p(·|s).

@@ -1,4 +1,4 @@
-"""SD: token-level speculative sampling (Leviathan et al. 2023; Chen et al. 2023), spec §3.
+"""SD: token-level speculative sampling (Leviathan et al. 2023; Chen et al. 2023), docs/maths.md.
 
 For i = 1..L accept x_i with probability min(1, q(x_i|x_<i) / p(x_i|x_<i)); stop at the first
 rejection.  Residual at the stopping node u: ∝ (q(·|u) − p(·|u))₊; bonus from q(·|x) if all L pass.

@@ -1,5 +1,5 @@
 """Traversal verification (Weng et al., "Traversal Verification for Speculative Tree Decoding",
-NeurIPS 2025, arXiv 2505.12398), spec §2: the recursion of ``core.rules.traversal_walk`` with
+NeurIPS 2025, arXiv 2505.12398), docs/maths.md: the recursion of ``core.rules.traversal_walk`` with
 children visited in order of first appearance among the drafts.
 
 The j-th visited child of b is the token of the first draft through b that is not among the

@@ -1,4 +1,4 @@
-"""The generic traversal recursion shared by ``traversal`` and ``otv`` (spec §1).
+"""The generic traversal recursion shared by ``traversal`` and ``otv`` (docs/maths.md).
 
 Merge the K drafts into a tree; node b has k_b drafts through it, p(·|b) and q(·|b).  A *policy*
 hands out b's children one at a time: the next child c and S, the exact law of that child given

@@ -1,4 +1,4 @@
-"""The tree walk by which SpecTr and SpecInfer use K drafts of length L (spec §4).
+"""The tree walk by which SpecTr and SpecInfer use K drafts of length L (docs/maths.md).
 
 Start at the root with all K drafts alive.  At node s with k alive drafts, a single-token core run on
 their next tokens yields y ~ q(·|s).  Drafts whose next token equals y stay alive.  If none does, the
@@ -65,7 +65,7 @@ class TreeWalkVerifier(Verifier):
 
 
 def tree_walk_output_law(core: Core, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
-    """Exact P(O = u) of a tree walk on toy models by recursion over alive drafts (spec §7).
+    """Exact P(O = u) of a tree walk on toy models by recursion over alive drafts (docs/maths.md).
 
     Given that k drafts are alive at node s, their next tokens are i.i.d. draws from p(·|s),
     independent of everything before, so the law of the rest of the walk depends on (s, k) alone and
