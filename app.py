@@ -25,7 +25,7 @@ routing.prewarm_decoder_imports()
 page = st.navigation({
     "Learn": [routing.start(), routing.toy_lab(), routing.one_step()],
     "Real models": [routing.live_decoder(), routing.sweeps()],
-    "Check the paper": [routing.claims()],
+    "Check the paper": [routing.claims(), routing.leaderboard()],
 })
 try:
     page.run()

@@ -3,12 +3,14 @@ configuration, a reproducible counterexample or confirmation, and a seeded rando
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pandas as pd
 import streamlit as st
 
 from core.analysis import claims
 from core.analysis.claims import FAILS, GBV, HOLDS, NA
+from core.sweep.engine import map_batches
 from pages.ui import cached, errors, figures, routing, toy_config
 
 routing.router_guard()
@@ -201,23 +203,15 @@ c1, c2 = st.columns(2)
 search_seed = c1.number_input("Search seed", 0, 10**9, 0, key="claims_search_seed")
 trials = c2.slider("Configurations to try", 5, 200, 20, key="claims_trials")
 if st.button("Search", type="primary", key="claims_search"):
-    found = []
-    bar = st.progress(0.0, text="Searching")
-    configs = claims.search_configs(int(search_seed), int(trials))
-    for c in configs:
-        bar.progress(c.index / len(configs), text=f"Searching: configuration {c.index} of {len(configs)}")
-        try:
-            spec = cached.model_spec(*c.models(), 1.0)
-            row = claims.search_row(
-                c, cached.exact(spec, GBV, c.K, c.L), cached.exact(spec, GBV, c.K + 1, c.L),
-                cached.bound(spec, "claimed_cic", c.K, c.L),
-                cached.bound(spec, "lp_optimum", c.K, c.L) if cached.lp_size(c.V, c.K, c.L) <= cached.LP_AUTO else None)
-        except Exception as exc:  # noqa: BLE001
-            errors.show(exc, "a search configuration")
-            continue
-        found.append(row.as_dict())
-    bar.empty()
-    st.session_state["claims_found"] = found
+    with errors.guard("the counterexample search"):
+        bar = st.progress(0.0, text="Searching")
+        # Each configuration is a task on the embedded Dask cluster (core.sweep.engine), rows in order.
+        found = map_batches(partial(claims.search_one, lp_limit=cached.LP_AUTO),
+                            claims.search_configs(int(search_seed), int(trials)), client=routing.sweep_client(),
+                            progress=lambda done, total, seconds: bar.progress(
+                                done / total, text=f"Searching: {done} of {total} configurations"))
+        bar.empty()
+        st.session_state["claims_found"] = [row.as_dict() for row in found]
 
 found = st.session_state.get("claims_found")
 if found:

@@ -309,15 +309,19 @@ def search_row(config: SearchConfig, result: ExactResult, next_result: ExactResu
     return SearchRow(config, tuple(broken))
 
 
+def search_one(config: SearchConfig, lp_limit: int, method: str = GBV) -> SearchRow:
+    """``search_row`` for one configuration, computed from its models: the rule's exact results at
+    K and K + 1, E_CIC at K, and the LP optimum where its size (``core.bounds.lp_size``) is at most
+    ``lp_limit``.  A pure function of its arguments, so a search can be spread over a cluster
+    (``core.sweep.engine.map_batches``)."""
+    draft, target = config.models()
+    K, L = config.K, config.L
+    lp = (float(bounds.optimal_lp(draft, target, K, L).value)
+          if bounds.lp_size(config.V, K, L, "optimal")[0] <= lp_limit else None)
+    return search_row(config, exact_analysis(method, draft, target, K, L),
+                      exact_analysis(method, draft, target, K + 1, L), bounds.claimed_cic(draft, target, K, L), lp)
+
+
 def search_counterexamples(seed: int, trials: int, *, lp_limit: int, method: str = GBV) -> list[SearchRow]:
-    """``search_row`` for each of ``search_configs(seed, trials)``, the LP solved only where its size
-    (``core.bounds.lp_size``) is at most ``lp_limit``."""
-    rows = []
-    for c in search_configs(seed, trials):
-        draft, target = c.models()
-        lp = (float(bounds.optimal_lp(draft, target, c.K, c.L).value)
-              if bounds.lp_size(c.V, c.K, c.L, "optimal")[0] <= lp_limit else None)
-        rows.append(search_row(c, exact_analysis(method, draft, target, c.K, c.L),
-                               exact_analysis(method, draft, target, c.K + 1, c.L),
-                               bounds.claimed_cic(draft, target, c.K, c.L), lp))
-    return rows
+    """``search_one`` for each of ``search_configs(seed, trials)``, serially."""
+    return [search_one(c, lp_limit, method) for c in search_configs(seed, trials)]

@@ -6,17 +6,19 @@ batches on an existing cluster, whose workers must be able to import this reposi
 batch of instances of one grid cell (``batch_size`` of them, by default enough for about
 ``TASKS_PER_WORKER`` tasks per worker, so that the scheduler's few milliseconds per task are
 negligible next to the work), submitted with ``retries`` so that a task whose worker died or raised
-is run again.  Finished batches are written as they arrive (``core.sweep.store``).
+is run again.  Finished batches are written as they arrive (``core.sweep.store``).  ``map_batches``
+runs any pure function over a list the same way (the app's counterexample search uses it).
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import os
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence, TypeVar
 
 from core.sweep.config import InstanceKey, SweepConfig, SweepError
 from core.sweep.store import ResultsStore
@@ -29,6 +31,8 @@ CONNECT_TIMEOUT = "3s"
 
 #: ``progress(instances_done, instances_total, seconds_elapsed)``, called after each batch is stored.
 Progress = Callable[[int, int, float], None]
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -70,12 +74,69 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         except (OSError, TimeoutError) as exc:
             raise SweepError(f"cannot reach the Dask scheduler at {scheduler} "
                              f"({str(exc).splitlines()[0] or type(exc).__name__})") from None
-        with client:
+        with closing(client):
             yield client
         return
+    # closing(), not the Client's own context: that one sets a context variable which can only be
+    # reset in the context that set it, and a long-lived client (open_client) closes at exit.
     with LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, closing(Client(cluster)) as client:
         yield client
+
+
+def open_client(scheduler: str | None = None, workers: int | None = None):
+    """``dask_client`` kept open until the process exits: for a long-lived server that starts its
+    cluster once (the app caches it) instead of once per request."""
+    stack = ExitStack()
+    client = stack.enter_context(dask_client(scheduler, workers))
+    atexit.register(stack.close)
+    return client
+
+
+def _each_batch(client, task: Callable, batches: list, *args) -> Iterator[tuple[int, object]]:
+    """(position, ``task(*args, batch)``) for each batch as it finishes: in order in this process
+    when ``client`` is None, else as Dask tasks with ``RETRIES``.  Closing the generator (the caller
+    stopped, e.g. on an exception) cancels the tasks not yet finished."""
+    if client is None:
+        for i, batch in enumerate(batches):
+            yield i, task(*args, batch)
+        return
+    from distributed import as_completed
+
+    futures = {client.submit(task, *args, batch, retries=RETRIES, pure=False): i for i, batch in enumerate(batches)}
+    try:
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+    finally:
+        client.cancel(list(futures))
+
+
+def _workers(client) -> int:
+    return len(client.scheduler_info()["workers"]) if client is not None else 1
+
+
+def _apply(fn: Callable[[T], R], items: list[T]) -> list[R]:
+    """One task of ``map_batches``."""
+    return [fn(item) for item in items]
+
+
+def map_batches(fn: Callable[[T], R], items: Sequence[T], *, client=None, batch_size: int | None = None,
+                progress: Progress | None = None) -> list[R]:
+    """``[fn(x) for x in items]``, computed as tasks of ``batch_size`` consecutive items on
+    ``client``'s cluster (serially in this process when None), the same batching and retries as a
+    sweep; ``progress(items_done, items_total, seconds)`` after each batch.  ``fn`` must be
+    importable by the workers (a module-level function or a ``functools.partial`` of one)."""
+    items = list(items)
+    size = batch_size or auto_batch_size(len(items), _workers(client))
+    batches = [items[i:i + size] for i in range(0, len(items), size)]
+    results: list = [None] * len(batches)
+    start, done = time.perf_counter(), 0
+    with closing(_each_batch(client, _apply, batches, fn)) as finished:
+        for i, result in finished:
+            results[i], done = result, done + len(batches[i])
+            if progress is not None:
+                progress(done, len(items), time.perf_counter() - start)
+    return [r for batch in results for r in batch]
 
 
 def _pending(config: SweepConfig, store: ResultsStore | None) -> tuple[list[InstanceKey], int]:
@@ -93,8 +154,7 @@ def run_sweep(config: SweepConfig, store: ResultsStore | None, *, client=None, b
     store and to ``sink``; ``progress`` follows it.  An exception (from ``progress`` too) cancels the
     batches not yet finished; those already written stay, so rerunning resumes."""
     pending, skipped = _pending(config, store)
-    workers = len(client.scheduler_info()["workers"]) if client is not None else 1
-    batches = plan_batches(pending, batch_size or auto_batch_size(len(pending), workers))
+    batches = plan_batches(pending, batch_size or auto_batch_size(len(pending), _workers(client)))
     start = time.perf_counter()
     done = rows = 0
 
@@ -108,17 +168,7 @@ def run_sweep(config: SweepConfig, store: ResultsStore | None, *, client=None, b
         if progress is not None:
             progress(done, len(pending), time.perf_counter() - start)
 
-    if client is None:
-        for batch in batches:
-            finished(batch, run_batch(config, batch))
-    else:
-        from distributed import as_completed
-
-        futures = {client.submit(run_batch, config, batch, retries=RETRIES, pure=False): batch
-                   for batch in batches}
-        try:
-            for future in as_completed(futures):
-                finished(futures[future], future.result())
-        finally:
-            client.cancel(list(futures))
+    with closing(_each_batch(client, run_batch, batches, config)) as results:
+        for i, result in results:
+            finished(batches[i], result)
     return SweepReport(len(config.instances()), skipped, done, rows, len(batches), time.perf_counter() - start)

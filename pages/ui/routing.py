@@ -59,6 +59,10 @@ def claims() -> StreamlitPage:
     return st.Page("pages/claims.py", title="SpecTr-GBV claims", icon=":material/gavel:")
 
 
+def leaderboard() -> StreamlitPage:
+    return st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:")
+
+
 #: What the real-model pages import: torch and transformers' model and tokenizer machinery, about
 #: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading").
 DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.llama.modeling_llama",
@@ -79,6 +83,20 @@ def prewarm_decoder_imports() -> threading.Thread:
     thread = threading.Thread(target=run, name="prewarm-decoder-imports", daemon=True)
     thread.start()
     return thread
+
+
+@st.cache_resource(show_spinner="Starting the local Dask cluster…")
+def _sweep_client() -> tuple:
+    from core.sweep.engine import open_client
+
+    return (open_client(),)   # in a tuple: Streamlit refuses to cache an awaitable, and a Client is one
+
+
+def sweep_client():
+    """The embedded Dask cluster's client (``core.sweep.engine.open_client``: a ``LocalCluster`` of one
+    single-threaded worker process per core), started once per server process and shared by every
+    session and page that runs work on it; it is never closed on a rerun."""
+    return _sweep_client()[0]
 
 
 def keep_state() -> None:

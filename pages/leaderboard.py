@@ -1,0 +1,161 @@
+"""Leaderboard: how close each verification rule comes to the optimal lossless verifier (E/LP) over
+seeded families of toy instances, run live on the embedded Dask cluster (``core.sweep``) or read from
+a results folder; the instances where a rule does worst open in the toy laboratory."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from core.sweep.config import FAMILIES, V_RANGE, SweepConfig, check_config, default_methods
+from core.sweep.engine import run_sweep
+from core.sweep.store import ResultsStore, read_results
+from core.sweep.summary import TIE, leaderboard
+from core.sweep.work import KEY_COLUMNS
+from pages.ui import errors, figures, routing, toy_config
+from pages.ui.text import all_methods
+
+routing.router_guard()
+
+ss = st.session_state
+SOURCES = ("Run a small sweep now", "Open a results folder")
+#: The sweep the page proposes: 60 instances, about 10 s on two cores once the cluster is up.
+ss.setdefault("lb_families", ["iid", "markov", "near"])
+ss.setdefault("lb_V", [2])
+ss.setdefault("lb_K", [2, 3])
+ss.setdefault("lb_L", [1, 2])
+ss.setdefault("lb_n", 5)
+ss.setdefault("lb_seed", 0)
+ss.setdefault("lb_methods", list(default_methods()))
+
+st.title("Leaderboard: which rule comes closest to the optimum?")
+st.markdown(
+    "Every rule is analysed **exactly** on many seeded toy instances, and scored by **E/LP**: its expected "
+    "number of accepted tokens E[τ] divided by that of the best lossless verifier there is (the optimal "
+    "LP). A score of 1 means the rule is optimal on that instance; a lossy rule (SpecTr-GBV) can score "
+    "above 1, because it pays in fidelity instead. The instances run as tasks on a Dask cluster started "
+    "inside this app; the same sweep runs at scale with `python -m core sweep` (docs/sweeps.md).")
+
+# 1. The sweep -------------------------------------------------------------------------------------------
+st.header("1. Choose a sweep")
+source = st.radio("Results", SOURCES, key="lb_source", horizontal=True)
+if source == SOURCES[0]:
+    c1, c2, c3, c4 = st.columns(4)
+    families = c1.multiselect("Families", FAMILIES, key="lb_families",
+                              help="iid, markov, table: a Dirichlet target and a draft mixed with noise; "
+                                   "near: a draft within ε of the target.")
+    Vs = c2.multiselect("Vocabulary sizes V", list(range(V_RANGE[0], 7)), key="lb_V")
+    Ks = c3.multiselect("Drafts K", list(range(1, 5)), key="lb_K")
+    Ls = c4.multiselect("Draft lengths L", list(range(1, 4)), key="lb_L")
+    c5, c6, c7 = st.columns([1, 1, 4])
+    n = c5.number_input("Instances per cell n", 1, 200, key="lb_n")
+    seed = c6.number_input("Seed", 0, 10**9, key="lb_seed")
+    methods = c7.multiselect("Rules", all_methods(), key="lb_methods", format_func=figures.short)
+    config = SweepConfig(tuple(families), tuple(sorted(Vs)), tuple(sorted(Ks)), tuple(sorted(Ls)), int(n),
+                         tuple(methods), bounds=("lp",), seed=int(seed))
+    st.caption(f"{len(config.instances())} instances × {len(methods)} rules, each instance's optimal LP "
+               f"solved once. The same sweep on the command line: `python -m core sweep --family "
+               f"{' '.join(families)} --V {' '.join(map(str, config.Vs))} --K {' '.join(map(str, config.Ks))} "
+               f"--L {' '.join(map(str, config.Ls))} --n {config.n} --seed {config.seed} --bounds lp "
+               f"--methods {','.join(methods)} --out sweep.parquet`")
+    if st.button("Run the sweep", type="primary", key="lb_go"):
+        if not (families and Vs and Ks and Ls):
+            st.error("Choose at least one family, one V, one K and one L.")
+            st.stop()
+        try:
+            check_config(config)
+            client = routing.sweep_client()
+            out = Path(tempfile.mkdtemp(prefix="leaderboard-")) / "sweep.parquet"
+            bar = st.progress(0.0, text="Starting")
+
+            def progress(done: int, total: int, elapsed: float) -> None:
+                eta = elapsed / done * (total - done)
+                bar.progress(done / total, text=f"{done} of {total} instances · {elapsed:.0f} s elapsed · "
+                                                f"about {eta:.0f} s left")
+
+            report = run_sweep(config, ResultsStore(out, config), client=client, progress=progress)
+            bar.empty()
+            ss["lb_result"] = {"frame": read_results(out), "origin": f"{report.computed} instances computed in "
+                               f"{report.seconds:.1f} s on {len(client.scheduler_info()['workers'])} Dask "
+                               f"workers; the results folder is `{out}`."}
+        except Exception as exc:  # noqa: BLE001
+            errors.show(exc, "the sweep")
+else:
+    path = st.text_input("Results folder (written by `python -m core sweep --out …`)", key="lb_path")
+    if st.button("Open", type="primary", key="lb_open"):
+        try:
+            ss["lb_result"] = {"frame": read_results(path.strip()), "origin": f"Results read from `{path.strip()}`."}
+        except Exception as exc:  # noqa: BLE001
+            ss.pop("lb_result", None)
+            errors.show(exc, "the results folder")
+
+result = ss.get("lb_result")
+if not result:
+    st.info("Run a sweep, or open a results folder, to see the leaderboard.")
+    st.stop()
+
+frame: pd.DataFrame = result["frame"]
+board = leaderboard(frame)
+score = board["score"]
+name = "E/LP" if score == "ratio_lp" else "E[τ]"
+order = [m["method"] for m in board["methods"]]
+st.success(result["origin"])
+
+# 2. The leaderboard -------------------------------------------------------------------------------------
+st.header("2. The leaderboard")
+st.markdown(f"{board['instances']} instances; the mean {name} of each rule with its 95% confidence interval, "
+            f"its lowest {name}, the share of instances where it is the best lossless rule (ties all count), "
+            f"and its largest fidelity error TV(output law, target).")
+st.dataframe(pd.DataFrame([{
+    "rule": figures.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
+    f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": f"{m['max_tv']:.1e}",
+    "worst instance": "{family} V={V} K={K} L={L} #{index}".format(**m["worst"])} for m in board["methods"]]),
+    hide_index=True, width="stretch", key="lb_board")
+
+st.subheader(f"{name} by K and by L")
+st.markdown("Each box spans the middle half of the instances, the dashed line is the mean, the points are "
+            "the instances themselves.")
+for by in ("K", "L"):
+    st.plotly_chart(figures.score_boxes(frame, by, score, name, order), key=f"lb_box_{by}")
+
+# 3. Two rules, instance by instance ---------------------------------------------------------------------
+st.header("3. Two rules, instance by instance")
+c1, c2 = st.columns(2)
+a = c1.selectbox("Rule A (x-axis)", order, key="lb_a", format_func=figures.short)
+b = c2.selectbox("Rule B (y-axis)", order, index=order.index("spectr_gbv") if "spectr_gbv" in order else len(order) - 1,
+                 key="lb_b", format_func=figures.short)
+paired = frame.pivot(index=list(KEY_COLUMNS), columns="method", values=score)
+hover = ["{} V={} K={} L={} #{}".format(*key) for key in paired.index]
+st.plotly_chart(figures.rule_scatter(paired[a], paired[b], a, b, name, hover, TIE), key="lb_scatter")
+
+# 4. Where a rule does worst -----------------------------------------------------------------------------
+st.header("4. Where a rule does worst")
+rule = st.selectbox("Rule", order, key="lb_rule", format_func=figures.short)
+columns = [*KEY_COLUMNS, "mismatch", "expected_accepted", *(c for c in ("lp", "ratio_lp") if c in frame), "fidelity_tv"]
+worst = frame[frame["method"] == rule].sort_values(score, kind="stable").head(10)[columns + ["draft", "target", "temperature"]]
+st.markdown(f"The {len(worst)} instances with the lowest {name} of {figures.short(rule)}, lowest first "
+            f"(mismatch: m for iid, markov and table, ε for near).")
+st.dataframe(worst[columns].rename(columns={"expected_accepted": "E[τ]", "ratio_lp": "E/LP", "lp": "LP",
+                                            "fidelity_tv": "TV"}),
+             hide_index=True, width="stretch", key="lb_worst")
+rows = worst.to_dict("records")
+pick = st.selectbox("Open an instance in the toy laboratory", range(len(rows)), key="lb_pick",
+                    format_func=lambda i: "{family} V={V} K={K} L={L} #{index}".format(**rows[i])
+                    + f": {name} = {rows[i][score]:.4f}")
+
+
+def _open(row: dict = rows[pick], method: str = rule) -> None:
+    """The instance's models as the toy configuration's JSON source, at its K, L and temperature."""
+    ss.toy_source = "JSON"
+    ss.toy_json_p, ss.toy_json_q = row["draft"], row["target"]
+    ss.toy_K, ss.toy_L, ss.toy_T = int(row["K"]), int(row["L"]), float(row["temperature"])
+    shown = ss.get("toy_methods") or toy_config.DEFAULT_METHODS
+    ss.toy_methods = shown if method in shown else [*shown, method]
+    ss["lb_goto_lab"] = True
+
+
+st.button("Open in the laboratory", key="lb_open_lab", on_click=_open)
+if ss.pop("lb_goto_lab", False):
+    st.switch_page(routing.toy_lab())
