@@ -170,7 +170,7 @@ if gen.iterations:
         cols[0].metric("E[τ | these drafts]", text.fmt(it.expected_tau),
                        help="Exact over the verifier's coins, where the rule has a closed form.")
         cols[1].metric("Single-token optimum α* at the root", text.fmt(it.alpha_star_root),
-                       help="Best possible acceptance probability of the first token with K drafts (spec §6).")
+                       help="Best possible acceptance probability of the first token with K drafts (docs/maths.md, the single-token optimum).")
         cols[2].metric("1 − TV(p, q) at the root", text.fmt(it.acceptance_root))
         st.dataframe(pd.DataFrame([{"token": repr(pair.decode([t])), "probability": pr}
                                    for t, pr in it.residual_top]), hide_index=True, key="dec_residual",

@@ -2,14 +2,106 @@
 a time, see the residual and the extra token, and run every method on the same drafts and coins."""
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import pandas as pd
 import streamlit as st
 
+from core.data.trace import Step, Test
 from pages.ui import cached, errors, figures, routing, text, toy_config
 
 routing.router_guard()
 
 KIND = {"token": "token", "sub-block": "sub-block", "full-block": "full block"}
+#: The rules that walk the tree leaf to root and log every step (``core.rules.traversal_walk``).
+WALKERS = ("traversal", "otv")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One step of a traversal walk as the page shows it: ``kind`` is enter, visit, test or residual;
+    ``row`` its numbers for the log table; ``step`` / ``test`` the trace entry it comes from."""
+
+    kind: str
+    node: tuple
+    row: dict
+    text: str
+    step: Step | None = None
+    test: Test | None = None
+    child: int | None = None    # for a residual: the rejected child's token
+
+
+def walk_events(trace, L: int, rule: str) -> list[Event]:
+    """The walk in the order it happened: the trace's enter, visit and residual steps, each acceptance
+    test put where the recursion makes it (a leaf's right after its visit, an inner node's right after
+    its last residual update, i.e. once all its children are rejected), each visit given the weight
+    w of its parent at that moment (a visit's own w is min(1, w·T(c)/S(c)))."""
+    tests = {t.node: t for t in trace.tests}
+    last_residual = {s.node: i for i, s in enumerate(trace.steps) if s.event == "residual"}
+    weight: dict[tuple, float] = {}
+    visited: dict[tuple, int] = {}    # the child of each node visited last
+    out: list[Event] = []
+
+    def add(kind, node, text, step=None, test=None, child=None, **row):
+        out.append(Event(kind, node, {"#": len(out) + 1, "step": kind, "node": figures.tokens_str(node), **row},
+                         text, step, test, child))
+
+    def add_test(node):
+        t = tests[node]
+        outcome = "passed" if t.passed else "rejected"
+        where = "the leaf" if len(node) == L else "the sub-block"
+        add("test", node, f"Test {where} `{figures.tokens_str(node)}`: accept it with probability its weight "
+            f"w = {t.prob:.4f}: **{outcome}**.", test=t, w=t.prob, result=outcome)
+
+    for i, s in enumerate(trace.steps):
+        b = s.node
+        if s.event == "enter":
+            weight[b] = s.values["w"]
+            order = ""
+            if rule == "otv":
+                order = (" OTV visits its children draft-first (the first draft's token, then best q/p first)."
+                         if s.values.get("draft_first") else " OTV visits its children in ratio order (best q/p first).")
+            add("enter", b, f"Enter `{figures.tokens_str(b)}` with weight w = {s.values['w']:.4f} and "
+                f"{int(s.values['k'])} draft(s) below it.{order}", step=s, w=s.values["w"],
+                result=f"k = {int(s.values['k'])}")
+        elif s.event == "visit":
+            w_parent, v = weight[b[:-1]], s.values
+            visited[b[:-1]] = b[-1]
+            wT = w_parent * v["T"]
+            add("visit", b, f"Visit `{figures.tokens_str(b)}` (drafted {int(v['multiplicity'])} time(s)): "
+                f"w·T(c) = {w_parent:.4f} × {v['T']:.4f} = {wT:.4f} against S(c) = {v['S']:.4f}, so its weight is "
+                f"w = min(1, w·T(c)/S(c)) = {v['w']:.4f}.", step=s, **{"w (parent)": w_parent, "T(c)": v["T"],
+                                                                       "w·T(c)": wT, "S(c)": v["S"], "w": v["w"]})
+            if len(b) == L:
+                add_test(b)
+        else:
+            w_before = weight[b]
+            weight[b] = s.values["w"]
+            rule_w = ("at the root it stays 1" if not b else "w = 0, since A = 0" if s.values["A"] <= 0.0 else
+                      f"w = A/(A + 1 − w) = {s.values['A']:.4f}/({s.values['A']:.4f} + 1 − {w_before:.4f}) = {s.values['w']:.4f}")
+            c = visited[b]
+            add("residual", b, f"Child `{figures.tokens_str(b + (c,))}` was rejected, so `{figures.tokens_str(b)}` "
+                f"keeps what it still owes: T = (w·T − S)₊ / A with A = {s.values['A']:.4f}; its weight: {rule_w}.",
+                step=s, child=c, A=s.values["A"], w=s.values["w"], result=f"T updated without {c}")
+            if last_residual[b] == i and b in tests:
+                add_test(b)
+            elif not b and i == len(trace.steps) - 1:
+                out[-1] = replace(out[-1], text=out[-1].text + " Every child of the root is rejected; the root "
+                                  "itself always accepts, so τ = 0 and the extra token is drawn from this T.")
+    if sum(e.kind == "test" for e in out) != len(trace.tests):
+        raise ValueError("the trace's acceptance tests do not follow its steps, so the walk cannot be replayed.")
+    return out
+
+
+def parent_accepts_note(event: Event) -> str:
+    """The one sentence a student needs where an inner node passes after its children were rejected."""
+    node = figures.tokens_str(event.node)
+    return (f"Why can `{node}` pass when its own children were rejected? A rejected child does not reject "
+            f"its parent: it only takes that child's share out of what `{node}` still owes the target (the "
+            f"residual T, now 0 on the rejected token), and `{node}` keeps the weight w = {event.test.prob:.4f}, "
+            f"the probability of stopping at `{node}` given that everything below it was rejected, so it passes "
+            f"with that probability and the extra token is drawn from T.")
+
 
 cfg = toy_config.toy_config(methods=False)
 st.title("One iteration, step by step")
@@ -67,68 +159,127 @@ with errors.guard("the drafts"):
     st.header(f"2. Verification by {figures.short(method)}, test by test")
     verdict = cached.verify(cfg.spec, method, block, int(coin))
     tests = list(verdict.trace.tests)
-    if tests:
-        upto = st.slider("Tests revealed", 0, len(tests), len(tests), key=f"step_upto_{len(tests)}",
-                         help="Slide back to replay the verification from the first test.")
+    walker = method in WALKERS
+    events = walk_events(verdict.trace, block.L, method) if walker else []
+    steps = events if walker else tests
+    what = "steps" if walker else "tests"
+    if steps:
+        shown = st.slider(f"{what.capitalize()} revealed", 0, len(steps), len(steps),
+                          key=f"step_{'walk' if walker else 'upto'}_{len(steps)}",
+                          help="Slide back to replay the verification from the first " + what[:-1] + ".")
     else:
-        upto = 0
+        shown = 0
         st.caption("This method made no random acceptance test on these drafts.")
-    complete = upto >= len(tests)
+    complete = shown >= len(steps)
+    upto = sum(e.kind == "test" for e in events[:shown]) if walker else shown
+    current = events[shown - 1].node if walker and 0 < shown < len(steps) else None
     title = (f"{figures.short(method)}: τ = {verdict.tau} accepted, extra token {verdict.extra}"
-             if complete else f"{figures.short(method)}: after {upto} of {len(tests)} tests")
+             if complete else f"{figures.short(method)}: after {shown} of {len(steps)} {what}")
     st.plotly_chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
-                                       extra=verdict.extra, title=title), key="step_tree")
+                                       extra=verdict.extra, title=title, current=current), key="step_tree")
+    st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
+               "is labelled by its last token and stands for the whole path from the root. Grey labels on "
+               "the branches name the drafts that take them. The blue ring marks the latest "
+               f"{what[:-1]} revealed; the gold star is the extra token, at depth τ + 1.")
 
-    lines = []
-    H: list = []
-    for i, t in enumerate(tests[:upto], start=1):
-        node = figures.tokens_str(t.node)
-        outcome = "**passed**" if t.passed else "**rejected**"
-        odd = "" if -1e-12 <= t.prob <= 1.0 + 1e-12 else f" (the rule's ratio is {t.prob:.4g}, outside [0, 1], " \
-            "so the coin always " + ("fails" if t.prob < 0 else "passes") + ")"
-        shown = min(max(t.prob, 0.0), 1.0)
-        lines.append(f"{i}. draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)} `{node}`, which "
-                     f"passes with probability {shown:.4f}{odd}: {outcome}.")
-        if not t.passed:
-            H.append(node)
-    if lines:
-        st.markdown("\n".join(lines))
+    H = [figures.tokens_str(t.node) for t in tests[:upto] if not t.passed]
+    if walker:
+        if method == "traversal":
+            st.markdown("**How Traversal walks the tree.** From the root it goes down the first draft to its "
+                        "leaf, then comes back up: each child c of a node gets the weight "
+                        "w = min(1, w·T(c)/S(c)), where T is what the node still owes the target q and S is "
+                        "the law of that child given the children already seen (p without them). A rejected "
+                        "child leaves its parent the residual T = (w·T − S)₊ / A and weight A/(A + 1 − w); "
+                        "the parent is tested only when all its children are rejected.")
+        else:
+            st.markdown("**How OTV walks the tree.** As Traversal (leaves first, then back up, each child "
+                        "weighted w = min(1, w·T(c)/S(c)), each rejection leaving the residual "
+                        "T = (w·T − S)₊ / A), but at each node it visits the children best q/p first, with S "
+                        "the law of the best of the drafts left, or the first draft first where that accepts "
+                        "more.")
+        lines = []
+        for e in events[:shown]:
+            line = f"{e.row['#']}. {e.text}"
+            if e.kind == "test" and e.test.passed and len(e.node) < block.L:
+                line += f"  \n   *{parent_accepts_note(e)}*"
+            lines.append(line)
+        if lines:
+            st.markdown("\n".join(lines))
+        if shown:
+            columns = ["#", "step", "node", "w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A", "result"]
+            st.dataframe(pd.DataFrame([e.row for e in events[:shown]], columns=columns), hide_index=True,
+                         width="stretch", key="step_walk_log",
+                         column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                        for c in ("w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A")})
+            last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
+            if last is not None:
+                b = last.node
+                st.plotly_chart(figures.traversal_step(
+                    block.p[b], block.q[b], last.step.vector, figures.tokens_str(b), last.child,
+                    last.step.values["A"], last.step.values["w"]), key="step_walk_residual")
+    else:
+        lines = []
+        for i, t in enumerate(tests[:upto], start=1):
+            node = figures.tokens_str(t.node)
+            outcome = "**passed**" if t.passed else "**rejected**"
+            odd = "" if -1e-12 <= t.prob <= 1.0 + 1e-12 else f" (the rule's ratio is {t.prob:.4g}, outside [0, 1], " \
+                "so the coin always " + ("fails" if t.prob < 0 else "passes") + ")"
+            prob = min(max(t.prob, 0.0), 1.0)
+            lines.append(f"{i}. draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)} `{node}`, which "
+                         f"passes with probability {prob:.4f}{odd}: {outcome}.")
+        if lines:
+            st.markdown("\n".join(lines))
     st.markdown(f"Rejected so far (the set H): {{{', '.join(f'`{h}`' for h in H)}}}" if H else
                 "Rejected so far (the set H): none.")
 
     if complete:
         st.header("3. The accepted sub-block and the extra token")
         s = tuple(verdict.accepted)
-        kind = "a bonus token from q(·|block), since the whole block was accepted" if verdict.is_bonus \
-            else "a correction token drawn from the residual at that node"
-        st.success(f"Accepted sub-block `{figures.tokens_str(s)}` (τ = {verdict.tau}"
+        where = figures.tokens_str(s)
+        kind = ("a bonus token drawn from q(·|s), since the whole block was accepted" if verdict.is_bonus
+                else f"a correction token drawn from {figures.short(method)}'s residual at s")
+        emitted = verdict.tau + 1
+        st.success(f"Accepted sub-block s = `{where}` (τ = {verdict.tau}"
                    + (f", from draft {verdict.draft + 1}" if verdict.draft >= 0 else "")
                    + f"), then extra token **{verdict.extra}**: {kind}. This iteration emits "
-                   f"{verdict.tau + 1} tokens for one target call.")
-        p_at = block.p.get(s)
-        q_at = block.q[s]
-        st.plotly_chart(figures.residual_bars(p_at, q_at, verdict.residual, verdict.extra,
-                                              figures.tokens_str(s), verdict.is_bonus), key="step_residual")
-        st.caption("The residual puts its mass where q exceeds what the drafts already cover; drawing "
-                   "the extra token from it is what keeps a lossless method's output distributed as q.")
+                   f"{emitted} token{'' if emitted == 1 else 's'} for one target call.")
+        st.plotly_chart(figures.residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
+                                              where, verdict.is_bonus), key="step_residual")
+        if verdict.is_bonus:
+            st.caption("Every draft token of the block was accepted, so nothing needs correcting: the extra "
+                       "token is a bonus drawn from the target's own next-token law q(·|s), as if the target "
+                       "had written it alone.")
+        else:
+            st.caption(f"A draft continuation of s was rejected, so the extra token is drawn from "
+                       f"{figures.short(method)}'s residual at s (for single-draft SD it is "
+                       "normalize((q − p)₊); each rule has its own): it puts its mass where q exceeds what "
+                       "the drafts already cover, which keeps a lossless method's output distributed as q.")
 
     st.header("4. Every method on the same drafts and coin seed")
-    compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, cfg.K, cfg.L) <= cached.LP_AUTO]
-    rows = []
-    for m in compare:
-        try:
-            v = cached.verify(cfg.spec, m, block, int(coin))
-        except Exception as exc:  # noqa: BLE001
-            errors.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
-            continue
-        rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
-                     "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
-                     "tests": len(v.trace.tests),
-                     "expected_tau_given_drafts": cached.expected_tau_given(cfg.spec, m, block)})
-    st.plotly_chart(figures.compare_methods_bar(rows), key="step_compare")
-    st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
-        columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
-        hide_index=True, width="stretch", key="step_compare_table",
-        column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
-    st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (empty "
-               "where a method has no closed form and too many coin outcomes).")
+    ending = complete or st.toggle(
+        "Show the ending now: every method's τ on these drafts", key="step_spoil",
+        help="This gives away how the verification above ends; it is shown by itself once the last "
+             + what[:-1] + " is revealed.")
+    if not ending:
+        st.info(f"Reveal the last {what[:-1]} above (or use the toggle) to compare every method on these "
+                "drafts: the comparison gives away the ending.")
+    else:
+        compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, cfg.K, cfg.L) <= cached.LP_AUTO]
+        rows = []
+        for m in compare:
+            try:
+                v = cached.verify(cfg.spec, m, block, int(coin))
+            except Exception as exc:  # noqa: BLE001
+                errors.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
+                continue
+            rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
+                         "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
+                         "tests": len(v.trace.tests),
+                         "expected_tau_given_drafts": cached.expected_tau_given(cfg.spec, m, block)})
+        st.plotly_chart(figures.compare_methods_bar(rows), key="step_compare")
+        st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
+            columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
+            hide_index=True, width="stretch", key="step_compare_table",
+            column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
+        st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (empty "
+                   "where a method has no closed form and too many coin outcomes).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.rules.registry import REGISTRY
-from pages.ui import cached, errors, figures, routing
+from pages.ui import cached, errors, figures, routing, text
 from toy_models import PRESETS
 
 routing.router_guard()
@@ -26,17 +26,24 @@ with left:
     with errors.guard("the example picture"):
         preset = PRESETS["several-drafts"]
         spec = cached.model_spec(preset.draft, preset.target, 1.0)
-        block = cached.draw(spec, preset.K, preset.L, seed=3)
+        block = cached.draw(spec, preset.K, preset.L, seed=6)  # three branches, τ = 2: every colour shows
         verdict = cached.verify(spec, "rbv", block, coin_seed=1)
         fig = figures.draft_tree(
             block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra,
             title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
                   f"<sup>verified by RBV: τ = {verdict.tau} tokens accepted, then one extra token</sup>",
             height=400)
-        st.plotly_chart(fig, key="start_tree")
+        st.plotly_chart(fig, key="start_tree", config=figures.CHART_CONFIG)
         st.caption("Drafts that share a prefix share a node. Green: the accepted sub-block; red: "
                    "rejected sub-blocks; gold star: the extra token drawn by the verifier. Hover a node "
                    "for p, q and the acceptance quantities.")
+        with st.expander("What am I looking at?"):
+            st.markdown(text.note(
+                "Each path from the root (the text so far) is one draft of L tokens sampled from p. "
+                "The verifier accepts the green path, τ tokens long, then adds one extra token (the gold "
+                "star), so this call of the target produced τ + 1 tokens; on average E[τ] + 1, the "
+                "block efficiency.",
+                ["p, q", "K, L", "τ", "E[τ]", "block efficiency", "extra token", "residual", "lossless"]))
 with right:
     st.subheader("Where to start")
     st.page_link(routing.toy_lab(), label="The binary toy of the block-verification paper",
@@ -56,7 +63,7 @@ st.header("The methods")
 lines = ["| method | what it does | source |", "|---|---|---|"]
 for rule in REGISTRY.values():
     swatch = f'<span style="color:{rule.color}">●</span>'
-    lines.append(f"| {swatch} **{rule.short}** ({rule.label}) | {rule.summary} | {rule.source} |")
+    lines.append(f"| {swatch} **{rule.short}** — {rule.label} | {rule.summary} | {rule.source} |")
 st.markdown("\n".join(lines), unsafe_allow_html=True)
 st.caption("The dot is the method's colour, the same on every page.")
 
@@ -85,4 +92,4 @@ with c3:
 st.divider()
 st.caption("Notation: p = draft, q = target (some papers swap the letters; this tool never does). "
            "τ = accepted draft tokens per iteration; block efficiency = E[τ] + 1 tokens per target call. "
-           "The mathematical contract is shared/spec/verification.md.")
+           "The mathematics, every rule and why it is lossless, is in docs/maths.md of the repository.")

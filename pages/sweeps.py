@@ -1,8 +1,10 @@
 """Sweeps: block efficiency and speedup against K, L or T for chosen methods on the real pair, with
-95% confidence bands and, where it applies, the exact expectation given the drafts; CSV and JSON."""
+t-based 95% confidence bands where a point has two runs or more and, where it applies, the exact
+expectation given the drafts; CSV and JSON with readable column names."""
 from __future__ import annotations
 
 import json
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -14,11 +16,39 @@ routing.router_guard()
 
 AXES = {"K": "number of drafts K", "L": "draft length L", "T": "temperature T"}
 DEFAULT_VALUES = {"K": "1, 2, 3, 4", "L": "1, 2, 4, 6", "T": "0, 0.5, 1"}
+#: The 97.5% quantile of Student's t with ν = 1, …, 30 degrees of freedom (the printed table).
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+         2.045, 2.042)
+#: Readable names of a run's columns (in the CSV and JSON); the others keep theirs.
+RUN_NAMES = {"block_efficiency": "block efficiency", "tokens_per_second": "tokens per second",
+             "tokens": "tokens generated", "iterations": "target calls",
+             "exact_given_drafts": "1 + E[τ | drafts]", "alpha_star_root": "root α*(K), mean over iterations"}
+DASH = "—"
+
+
+def t_975(dof: int) -> float:
+    """The 97.5% quantile of Student's t with ``dof`` ≥ 1 degrees of freedom: T_975 up to 30, beyond
+    it the Cornish–Fisher expansion about the normal quantile z, t ≈ z + Σ_{i=1..4} g_i(z)/ν^i
+    (Abramowitz & Stegun 26.7.5; error below 1e-7 for ν > 30)."""
+    if dof <= len(T_975):
+        return T_975[dof - 1]
+    z = NormalDist().inv_cdf(0.975)
+    g = ((z**3 + z) / 4, (5 * z**5 + 16 * z**3 + 3 * z) / 96, (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
+         (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160)
+    return z + sum(gi / dof ** (i + 1) for i, gi in enumerate(g))
+
+
+def ci_names(what: str) -> dict[str, str]:
+    """Readable names of a summary's mean and interval columns for the quantity ``what``."""
+    return {"mean": what, "lo": f"{what}, 95% CI low", "hi": f"{what}, 95% CI high"}
+
 
 st.title("Sweeps: block efficiency and speedup against K, L and T")
 st.markdown(
     "Run the real pair many times while one knob moves, and see how every chosen method responds. "
-    "Each point averages over prompts and seeds; the shaded band is a 95% confidence interval. "
+    "Each point averages over prompts and seeds; the shaded band, where a point has two runs or "
+    "more, is a 95% confidence interval for that average. "
     "The dashed line, where the rule has one, is 1 + E[τ | drafts]: the exact expectation over the "
     "verifier's coins given the drafts actually drawn (less noisy than the measured value). "
     "Speedup is tokens per second relative to the target model generating alone.")
@@ -97,7 +127,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
     for v in values:
         k, l, t = (v if axis == "K" else K), (v if axis == "L" else L), (v if axis == "T" else T)
         for m in chosen:
-            for pi, prompt in enumerate(prompts):
+            for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
                         g = pair_picker.generate(pair, m, int(k), int(l), float(t), prompt, int(n_tokens), s)
@@ -106,7 +136,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
-                    rows.append({"method": m, "K": int(k), "L": int(l), "T": float(t), "prompt": pi, "seed": s,
+                    rows.append({"method": m, "K": int(k), "L": int(l), "T": float(t), "prompt": prompt, "seed": s,
                                  "block_efficiency": g.metrics.block_efficiency,
                                  "tokens_per_second": g.metrics.tokens_per_second,
                                  "tokens": g.metrics.tokens_generated, "iterations": g.metrics.iterations,
@@ -115,11 +145,11 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                     tick(f"{figures.short(m)}, {axis} = {v}")
     if baseline:
         for t in (values if axis == "T" else [T]):
-            for pi, prompt in enumerate(prompts):
+            for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
                         g = pair_picker.generate(pair, "autoregressive", 1, 1, float(t), prompt, int(n_tokens), s)
-                        base_rows.append({"T": float(t), "prompt": pi, "seed": s,
+                        base_rows.append({"T": float(t), "prompt": prompt, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001
                         errors.show(exc, "the run", prefix="Target alone: ")
@@ -144,11 +174,24 @@ if not base.empty:
 
 
 def summarize(col: str) -> pd.DataFrame:
-    g = df.groupby(["method", ax], sort=False)[col]
-    out = g.agg(["mean", "std", "count"]).reset_index()
-    half = 1.96 * out["std"].fillna(0.0) / np.sqrt(out["count"])
+    """Per method and x: the mean of ``col`` over its n runs ("count") and, where n ≥ 2, the 95%
+    confidence interval mean ± t_{0.975, n−1}·s/√n, s the sample standard deviation; lo and hi
+    are NaN where n = 1 (no spread is seen, so no interval is claimed)."""
+    out = df.groupby(["method", ax], sort=False)[col].agg(["mean", "std", "count"]).reset_index()
+    t = out["count"].map(lambda n: t_975(n - 1) if n >= 2 else np.nan)
+    half = t * out["std"] / np.sqrt(out["count"])
     out["lo"], out["hi"] = out["mean"] - half, out["mean"] + half
     return out
+
+
+def shown(v) -> str:
+    """A summary value as the table shows it: three decimals, or a dash where there is none."""
+    return DASH if pd.isna(v) else f"{v:.3f}"
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """The rows of ``frame`` as dicts, NaN as None (JSON's null: NaN is not JSON)."""
+    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
 
 
 be = summarize("block_efficiency")
@@ -156,21 +199,38 @@ theory = df.groupby(["method", ax], sort=False)["exact_given_drafts"].mean().res
 be = be.merge(theory, on=["method", ax], how="left")
 st.plotly_chart(figures.sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
                                     title=f"Block efficiency against {AXES[ax]}", xlab=AXES[ax],
-                                    ylab="block efficiency (tokens per target call)"), key="sw_be")
-summary = be.rename(columns={"mean": "block_efficiency", "lo": "be_lo", "hi": "be_hi",
-                             "exact_given_drafts": "be_exact_given_drafts"}).drop(columns=["std"])
+                                    ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be")
+summary = be.rename(columns={"count": "runs", "exact_given_drafts": RUN_NAMES["exact_given_drafts"],
+                             **ci_names("block efficiency")}).drop(columns=["std"])
 if "speedup" in df:
     sp = summarize("speedup")
     st.plotly_chart(figures.sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
-                                        xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)"), key="sw_speedup")
-    summary = summary.merge(sp.rename(columns={"mean": "speedup", "lo": "speedup_lo", "hi": "speedup_hi"})
-                            [["method", ax, "speedup", "speedup_lo", "speedup_hi"]], on=["method", ax])
-st.dataframe(summary.assign(method=summary["method"].map(figures.short)), hide_index=True, width="stretch",
-             key="sw_summary")
+                                        xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)",
+                                        runs="count"), key="sw_speedup")
+    names = ci_names("speedup")
+    summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
+n_lo, n_hi = int(summary["runs"].min()), int(summary["runs"].max())
+runs_text = f"{n_lo} run{'s' * (n_lo > 1)}" if n_lo == n_hi else f"between {n_lo} and {n_hi} runs"
+st.caption(
+    f"Each point averages {runs_text} (prompts × seeds, less any skipped; the column “runs”). "
+    + ("With one run a point has no spread to measure, so it gets no confidence interval: add seeds or "
+       "prompts for one. " if n_lo == 1 else "")
+    + "The 95% confidence interval is mean ± t·s/√n, with n the runs, s their sample standard deviation "
+    "and t the 97.5% quantile of Student's t with n − 1 degrees of freedom (from the printed table up to "
+    "30, the Cornish–Fisher expansion beyond); it treats the runs as independent draws, prompts "
+    "included. A dash marks a value that does not exist: no interval where a point has one run, no "
+    "1 + E[τ | drafts] for a rule without a closed form for it, no speedup where the target alone "
+    "failed. The CSV leaves those cells empty; the JSON writes null.")
+numbers = [c for c in summary.columns if c not in ("method", ax, "runs")]
+summary = summary[["method", ax, "runs", *numbers]]
+st.dataframe(summary.assign(method=summary["method"].map(figures.short),
+                            **{c: summary[c].map(shown) for c in numbers}),
+             hide_index=True, width="stretch", key="sw_summary")
+runs_df, base_df = df.rename(columns=RUN_NAMES), base.rename(columns=RUN_NAMES)
 d1, d2 = st.columns(2)
-d1.download_button("Download all runs (CSV)", df.to_csv(index=False), file_name=f"sweep_{ax}.csv",
+d1.download_button("Download all runs (CSV)", runs_df.to_csv(index=False), file_name=f"sweep_{ax}.csv",
                    mime="text/csv", key="sw_csv")
 d2.download_button("Download summary and settings (JSON)",
-                   json.dumps({"config": res["config"], "summary": summary.to_dict(orient="records"),
-                               "runs": res["rows"], "target_alone": res["base"]}, indent=2, default=float),
+                   json.dumps({"config": res["config"], "summary": records(summary), "runs": records(runs_df),
+                               "target_alone": records(base_df)}, indent=2, default=float, allow_nan=False),
                    file_name=f"sweep_{ax}.json", mime="application/json", key="sw_json")

@@ -10,13 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis.exact import LOSSLESS_TOL
+from core.rules.registry import REGISTRY
 from pages.ui import cached, errors, figures, routing, text, toy_config
 
 routing.router_guard()
 
 BOUND_KEYS = ["lp_optimum", "acausal", "claimed_cic", "greedy"]
 
-cfg = toy_config.toy_config()
+cfg = toy_config.toy_config(monte_carlo=True)
 st.title("Toy laboratory: every method, computed exactly")
 st.markdown(
     "Choose a draft model **p** and a target model **q** on a small vocabulary in the sidebar, then "
@@ -37,6 +38,14 @@ if not methods:
     st.info("Pick at least one method in the sidebar.")
     st.stop()
 
+too_large = cached.refused(cfg.V, cfg.K, cfg.L, methods)
+if too_large:  # past core's hard limit: no button can compute these, so none is offered
+    st.warning(cached.refusal_note(cfg.V, cfg.K, cfg.L, methods))
+    methods = [m for m in methods if m not in too_large]
+if not methods:
+    st.info("None of the chosen methods can be computed exactly on this configuration; lower V, K or L.")
+    st.stop()
+
 key = hashlib.sha1(f"{cfg.spec}|{cfg.K}|{cfg.L}".encode()).hexdigest()[:12]
 approved = st.session_state.setdefault("lab_approved", set())
 note = cached.cost_note(cfg.V, cfg.K, cfg.L, methods)
@@ -48,7 +57,8 @@ if note and key not in approved:
     st.stop()
 
 lp_size = cached.lp_size(cfg.V, cfg.K, cfg.L)
-lp_ok = lp_size <= cached.lp_limit()
+lp_why = cached.lp_refusal(cfg.V, cfg.K, cfg.L)
+lp_ok = lp_why is None
 lp_auto = lp_size <= cached.LP_AUTO or f"lp{key}" in approved
 
 # ------------------------------------------------------------------------------------------------
@@ -87,9 +97,12 @@ for c, b in zip(cols, BOUND_KEYS):
                               "that no verifier reaches in general.",
                    "claimed_cic": "The value the SpecTr-GBV paper says its rule attains: Σ_s q(s)·[1 − (1 − m(s))^K].",
                    "greedy": "Σ W̄(s), W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K): a cheap upper bound on the LP."}[b])
+exact_bounds = [f"{figures.BOUND_STYLE[b][0]} = {text.fraction(v)}" for b, v in bounds.items()
+                if text.fraction(v)]
+if exact_bounds:
+    st.caption("As exact fractions: " + "; ".join(exact_bounds) + ".")
 if not lp_ok:
-    st.info(f"The LP optimum and the acausal bound are not available here: the LP would have size "
-            f"{lp_size:,} (limit {cached.lp_limit():,}). Lower V, K or L to see them.")
+    st.info(text.escape_markdown(f"The LP optimum and the acausal bound are not shown: {lp_why}"))
 elif not lp_auto:
     st.info(f"The LP optimum and the acausal bound need an LP of size {lp_size:,}, which takes a while.")
     if st.button("Solve the LPs", key="lab_lp"):
@@ -101,8 +114,9 @@ if rows:
     table = pd.DataFrame([{
         "method": figures.short(r["method"]),
         "E[τ]": r["expected_accepted"],
+        "E[τ] as a fraction": text.fraction(r["expected_accepted"]) or "",
         "block efficiency E[τ]+1": r["block_efficiency"],
-        "fidelity error (TV)": r["fidelity_tv"],
+        "fidelity error (TV)": text.clean(r["fidelity_tv"]),
         "lossless?": "yes" if results[r["method"]].is_lossless else "NO",
         "% of LP optimum": (100 * r["expected_accepted"] / lp) if lp else None,
     } for r in rows])
@@ -111,9 +125,15 @@ if rows:
     st.dataframe(table, hide_index=True, width="stretch", key="lab_table",
                  column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
                                 "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
-                                "fidelity error (TV)": st.column_config.NumberColumn(format="%.2e"),
+                                "fidelity error (TV)": st.column_config.NumberColumn(format="%.3g"),
                                 "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
-    st.plotly_chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
+    st.plotly_chart(figures.expected_tau_bars(rows, bounds), key="lab_bars", config=figures.CHART_CONFIG)
+    with st.expander("What am I looking at?"):
+        st.markdown(text.note(
+            "One bar per method: its exact E[τ] on this configuration (hatched when the method is not "
+            "lossless, so its bar is not a fair comparison). The horizontal lines are the bounds; a "
+            "lossless method can never rise above the LP optimum.",
+            ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
     lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
     above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
     if lossy:
@@ -141,7 +161,9 @@ for K in range(1, k_hi + 1):
                            (m == "lp_optimal" and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
             skipped.append(f"{figures.short(m)} at K={K}")
             continue
-        kjobs.append((f"{m}@{K}", (lambda m=m, K=K: cached.exact(cfg.spec, m, K, cfg.L).expected_accepted)))
+        # a single-draft rule reads draft 1 only: its law is the same at every K
+        k_law = 1 if REGISTRY[m].single_draft else K
+        kjobs.append((f"{m}@{K}", (lambda m=m, k=k_law: cached.exact(cfg.spec, m, k, cfg.L).expected_accepted)))
     kjobs.append((f"claimed_cic@{K}", lambda K=K: cached.bound(cfg.spec, "claimed_cic", K, cfg.L)))
     kjobs.append((f"greedy@{K}", lambda K=K: cached.bound(cfg.spec, "greedy", K, cfg.L)))
     if cached.lp_size(cfg.V, K, cfg.L) <= cached.LP_AUTO:
@@ -153,19 +175,18 @@ kres = cached.run_with_progress(kjobs, "E[τ] for every K")
 for name, v in kres.items():
     what, K = name.rsplit("@", 1)
     if isinstance(v, Exception):
-        skipped.append(f"{figures.short(what)} at K={K}")
+        skipped.append(f"{figures.short(what) if what in curves else figures.BOUND_STYLE[what][0]} at K={K}")
         continue
     (curves if what in curves else bcurves)[what].append((int(K), float(v)))
-st.plotly_chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
-drops = []
-for m, pts in curves.items():
-    for (k1, v1), (k2, v2) in zip(pts, pts[1:]):
-        if k2 == k1 + 1 and v2 < v1 - LOSSLESS_TOL:
-            drops.append(f"{figures.short(m)} drops from {v1:.4f} at K={k1} to {v2:.4f} at K={k2}")
-if drops:
-    st.warning("Not monotone in K: " + "; ".join(drops) + ".")
-else:
-    st.success("Every method shown is non-decreasing in K on this configuration.")
+st.plotly_chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK", config=figures.CHART_CONFIG)
+with st.expander("What am I looking at?"):
+    st.markdown(text.note(
+        "E[τ] of each method as the number of drafts K grows, with the bounds as diamonds; the dotted "
+        "vertical line marks the K chosen in the sidebar. A point is missing where it would take too "
+        "long to compute (listed under the chart).",
+        ["K, L", "τ", "E[τ]", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
+kind, verdict = text.monotonicity(curves, LOSSLESS_TOL)
+{"drops": st.warning, "holds": st.success, "unchecked": st.info}[kind](verdict)
 if skipped:
     st.caption("Left out to keep the page fast: " + ", ".join(skipped) + ".")
 
@@ -178,7 +199,15 @@ if lp_ok and lp_auto:
     with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
         plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
         st.plotly_chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
-                        key="lab_heatmap")
+                        key="lab_heatmap", config=figures.CHART_CONFIG)
+        with st.expander("What am I looking at?"):
+            st.markdown(text.note(
+                "Row m: one multiset of drafts (the order of the drafts does not matter), with its "
+                "probability P(m) = K!/Π c_x! · Π_k p(x⁽ᵏ⁾). Column s·y: an output, the accepted prefix s "
+                "followed by the extra token y. Cell: π(m, s, y)/P(m), the probability that the best "
+                "lossless verifier emits s·y when it sees m. Its E[τ], Σ_(m, s, y) π(m, s, y)·|s|, is "
+                "the LP optimum.",
+                ["p, q", "K, L", "extra token", "lossless", "LP optimum"]))
         st.caption(f"{len(plan.multisets):,} draft multisets; the {min(25, len(plan.multisets))} most "
                    f"likely are shown. LP: {plan.n_variables:,} variables, {plan.n_constraints:,} "
                    f"constraints, optimum E[τ] = {plan.value:.6f}.")
@@ -190,8 +219,8 @@ st.header("4. Monte Carlo against the exact law of τ")
 st.markdown("Run the methods for real, many times, and compare the frequencies with the exact law. "
             "The exact bars should sit inside the 95% intervals about 95% of the time.")
 c1, c2 = st.columns(2)
-n = c1.select_slider("Iterations per method", [100, 300, 1000, 3000, 10000], value=300, key="lab_mc_n")
-seed = c2.number_input("Monte Carlo seed", 0, 10**9, 0, key="lab_mc_seed")
+n = c1.select_slider("Iterations per method", toy_config.MC_ITERATIONS, key="lab_mc_n")  # default: toy_config
+seed = c2.number_input("Monte Carlo seed", 0, 10**9, key="lab_mc_seed")
 exact_pmfs = {r["method"]: r["tau_pmf"] for r in rows}
 mc_jobs = [(m, (lambda m=m: cached.monte_carlo(cfg.spec, m, cfg.K, cfg.L, int(n), int(seed)))) for m in exact_pmfs]
 mc = cached.run_with_progress(mc_jobs, "Monte Carlo")
@@ -207,7 +236,25 @@ for m, r in mc.items():
                     "± (95%)": r.tau_mean_halfwidth,
                     "agrees?": "yes" if abs(r.tau_mean - ex) <= r.tau_mean_halfwidth else "outside the interval"})
 if exact_pmfs:
-    st.plotly_chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
+    st.plotly_chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist", config=figures.CHART_CONFIG)
+    with st.expander("What am I looking at?"):
+        st.markdown(text.note(
+            "One panel per method. Bars: the exact law P(τ = i). Points: the fraction of the Monte Carlo "
+            "iterations that accepted i tokens, with a 95% Wilson interval; an exact bar outside its "
+            "interval happens about 1 time in 20 by chance, much more often means a bug.",
+            ["τ", "E[τ]"]))
     st.dataframe(pd.DataFrame(mc_rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f")
                                 for c in ("exact E[τ]", "Monte Carlo mean", "± (95%)")})
+
+# ------------------------------------------------------------------------------------------------
+with st.expander("Copy this configuration: the command lines that reproduce these numbers"):
+    p_json, q_json, commands = toy_config.cli_commands(
+        cfg, methods, ["lp", "acausal", "cic", "relaxation"] if lp_ok else ["cic", "relaxation"],
+        monte_carlo=(int(n), int(seed)))
+    st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
+    c_p, c_q = st.columns(2)
+    c_p.code(p_json, language="json")
+    c_q.code(q_json, language="json")
+    st.code(commands, language="bash")
+    st.caption("This page's address also holds the configuration: copy it to share this view.")

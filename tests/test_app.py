@@ -88,7 +88,7 @@ def test_lab_binary_toy_preset_matches_the_paper():
     assert table.loc["SpecTr-GBV", "lossless?"] == "NO"
     metrics = {m.label: m.value for m in at.metric}
     assert float(metrics["Acausal coupling bound (unattainable)"]) == pytest.approx(12 / 9, abs=1e-4)
-    assert float(metrics["LP optimum (best valid verifier)"]) == pytest.approx(11 / 9, abs=1e-4)
+    assert float(metrics["LP optimum (best lossless verifier)"]) == pytest.approx(11 / 9, abs=1e-4)
 
 
 def test_lab_changing_K_changes_table_and_figures():
@@ -99,7 +99,7 @@ def test_lab_changing_K_changes_table_and_figures():
     assert {"SD", "BV", "SpecTr", "SpecTr-GBV"} <= {t["name"] for t in bars["data"]}
     vs_k = figure(at, "against the number of drafts K")
     assert any(t["name"].startswith("LP optimum") for t in vs_k["data"])
-    heat = figure(at, "Optimal valid verifier")
+    heat = figure(at, "Optimal lossless verifier")
     assert heat["data"][0]["type"] == "heatmap"
     assert figure(at, "Law of τ")
 
@@ -156,6 +156,148 @@ def test_lab_large_configuration_warns_before_solving():
     assert any(b.label == "Compute anyway" for b in at.button)
 
 
+def test_lab_too_large_offers_no_button_and_no_verdict_on_uncomputed_methods():
+    """Issue 12, item 1: past core's hard limit nothing offers "Compute anyway"; times are in human
+    units; the monotonicity sentence names exactly the methods it covers."""
+    at = open_page("pages/toy_lab.py", state={"toy_V": 12, "toy_K": 8, "toy_L": 4, "lab_kmax": 3,
+                                              "lab_mc_n": 100})
+    no_errors(at)
+    assert not any(b.label == "Compute anyway" for b in at.button)
+    refusal = next(w.value for w in at.warning if "Too large" in w.value)
+    assert "more than a year" in refusal and "e+" not in refusal and "SpecTr-GBV" in refusal
+    assert list(_lab_table(at)["method"]) == ["SD", "BV", "Best-of-K+BV"]
+    said = " ".join(e.value for e in [*at.success, *at.warning, *at.info])
+    assert "Every method" not in said and "every method" not in said
+    verdict = next(e.value for e in [*at.success, *at.warning] if "in K" in e.value)
+    assert "SD (K = 1, 2, 3)" in verdict and "BV (K = 1, 2, 3)" in verdict and "Best-of-K+BV" in verdict
+    assert "SpecTr" not in verdict and "RBV" not in verdict
+
+
+def test_lab_several_drafts_preset_shows_every_method_and_the_lp_at_every_K():
+    """Issue 12, item 2: the Start page's flagship preset shows the LP optimum and every registered
+    method at K = 1..4, without a button."""
+    from core.rules.registry import REGISTRY
+    at = open_page("pages/toy_lab.py", query={"preset": "several-drafts"},
+                   state={"toy_methods": list(REGISTRY)})
+    no_errors(at)
+    assert not any(b.key in ("lab_go", "lab_lp") for b in at.button)
+    assert list(_lab_table(at)["method"]) == [cls.short for cls in REGISTRY.values()]
+    metrics = {m.label: m.value for m in at.metric}
+    assert all(v != "—" for v in metrics.values()), metrics
+    vs_k = figure(at, "against the number of drafts K")
+    lines = {t["name"]: list(t["x"]) for t in vs_k["data"]}
+    for cls in REGISTRY.values():
+        assert lines[cls.short] == [1, 2, 3, 4]
+    lp = next(v for k, v in lines.items() if k.startswith("LP optimum"))
+    assert lp == [1, 2, 3, 4]
+    assert not any("Left out" in c.value for c in at.caption)
+
+
+def test_lab_binary_toy_shows_exact_fractions_and_clean_zeros():
+    """Issue 12, item 3: small rationals are shown as fractions next to the decimals; round-off
+    around 0 is shown as 0."""
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    table = _lab_table(at).set_index("method")
+    assert table.loc["BV", "E[τ] as a fraction"] == "11/9"
+    assert table.loc["SD", "E[τ] as a fraction"] == "10/9"
+    assert table.loc["SpecTr-GBV", "E[τ] as a fraction"] == "4/3"
+    lossless = table[table["lossless?"] == "yes"]["fidelity error (TV)"]
+    assert len(lossless) >= 2 and (lossless == 0.0).all() and not any(str(x).startswith("-") for x in lossless)
+    fractions = next(c.value for c in at.caption if c.value.startswith("As exact fractions"))
+    assert "LP optimum (best lossless verifier) = 11/9" in fractions
+    assert "Acausal coupling bound (unattainable) = 4/3" in fractions
+
+
+def test_lab_percent_of_lp_optimum_column():
+    """Issue 13 (asked in issue 12, item 5): E[τ]/LP optimum in percent, when the LP was solved."""
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    table = _lab_table(at).set_index("method")
+    assert table.loc["BV", "% of LP optimum"] == pytest.approx(100.0, abs=1e-4)
+    assert table.loc["SD", "% of LP optimum"] == pytest.approx(100 * 10 / 11, abs=1e-4)
+
+
+def test_labels_symbols_notes_and_export_on_start_and_lab():
+    """Issue 12, items 4 and 7: "short — label" from the metadata; a "What am I looking at?" note per
+    figure defining its symbols; "lossless", never "valid"; every chart exports a PNG at slide scale."""
+    from core.rules.registry import REGISTRY
+    start = open_page("pages/start.py")
+    no_errors(start)
+    md = " ".join(m.value for m in start.markdown)
+    for cls in REGISTRY.values():
+        assert f"**{cls.short}** — {cls.label}" in md
+    lab = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    no_errors(lab)
+    options = next(m for m in lab.sidebar.multiselect if m.key == "toy_methods").options
+    assert options == [f"{cls.short} — {cls.label}" for cls in REGISTRY.values()]
+    for at, symbols in ((start, ["τ", "E[τ]", "block efficiency", "extra token", "residual"]),
+                        (lab, ["E_CIC", "LP optimum", "acausal bound", "greedy relaxation", "lossless"])):
+        charts = at.get("plotly_chart")
+        notes = [e for e in at.expander if e.label == "What am I looking at?"]
+        assert len(notes) == len(charts) >= 1
+        said = " ".join(m.value for e in notes for m in e.markdown)
+        for symbol in symbols:
+            assert f"**{symbol}**:" in said
+        for fig in figures_json(at):
+            words = [fig["layout"].get("title", {}).get("text", "")] + [t.get("name") or "" for t in fig["data"]]
+            assert not any("valid" in w for w in words), words
+        for c in charts:
+            config = json.loads(c.proto.config)
+            assert config["toImageButtonOptions"]["format"] == "png"
+            assert config["toImageButtonOptions"]["scale"] >= 3
+
+
+def test_lab_url_holds_the_configuration_and_a_link_restores_it():
+    """Issue 12, item 6: the URL holds models, K, L, T, methods and the Monte Carlo settings; opening
+    it afresh (a refresh, a copied link) shows the same view; an unknown preset says so."""
+    at = open_page("pages/toy_lab.py")
+    no_errors(at)
+    slider(at, "toy_K").set_value(3).run()
+    slider(at, "toy_T").set_value(0.5).run()
+    at.sidebar.number_input(key="toy_seed").set_value(4).run()
+    next(m for m in at.sidebar.multiselect if m.key == "toy_methods").set_value(["bv", "rbv"]).run()
+    at.select_slider(key="lab_mc_n").set_value(100).run()
+    no_errors(at)
+    url = dict(at.query_params)
+    assert {k: url[k] for k in ("source", "seed", "K", "T", "methods", "mc_n")} == {
+        "source": "Seeded random", "seed": "4", "K": "3", "T": "0.5", "methods": "bv,rbv", "mc_n": "100"}
+    table = _lab_table(at).set_index("method")["E[τ]"]
+
+    again = open_page("pages/toy_lab.py", query=url)
+    no_errors(again)
+    for key, value in {"toy_source": "Seeded random", "toy_seed": 4, "toy_K": 3, "toy_T": 0.5,
+                       "toy_methods": ["bv", "rbv"], "lab_mc_n": 100}.items():
+        assert again.session_state[key] == value
+    pd.testing.assert_series_equal(_lab_table(again).set_index("method")["E[τ]"], table)
+    assert dict(again.query_params) == url
+
+    unknown = open_page("pages/toy_lab.py", query={"preset": "no-such-preset"})
+    assert not unknown.exception
+    said = [w.value for w in unknown.warning if "no-such-preset" in w.value]
+    assert len(said) == 1 and "no preset named" in said[0] and "\n" not in said[0]
+
+
+def test_lab_copy_this_configuration_reproduces_the_numbers(tmp_path):
+    """Issue 12, item 7: the command lines shown reproduce the table's numbers."""
+    import os
+    import subprocess
+    import sys
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    box = next(e for e in at.expander if e.label.startswith("Copy this configuration"))
+    p_json, q_json, commands = (c.value for c in box.code)
+    (tmp_path / "p.json").write_text(p_json)
+    (tmp_path / "q.json").write_text(q_json)
+    line = next(c for c in commands.splitlines() if c.startswith("python -m core exact") and "--method bv" in c)
+    assert "--K 1 --L 2 --temperature 1" in line
+    assert any("--kind lp" in c for c in commands.splitlines())
+    out = subprocess.run([sys.executable, *line.split()[1:], "--json"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(Path(APP).parent)})
+    assert out.returncode == 0, out.stderr
+    table = _lab_table(at).set_index("method")
+    assert json.loads(out.stdout)["expected_accepted"] == pytest.approx(table.loc["BV", "E[τ]"], abs=1e-12)
+
+
 # ------------------------------------------------------------------------------------------------
 # One iteration, step by step
 # ------------------------------------------------------------------------------------------------
@@ -192,6 +334,8 @@ def test_step_reveal_and_compare_methods():
     no_errors(at)
     partial = figure(at, "after 0 of")
     assert not any(t.get("name") == "extra token (correction or bonus)" for t in partial["data"])
+    assert not any("same drafts" in f["layout"]["title"]["text"] for f in figures_json(at))  # no spoiler
+    at.toggle(key="step_spoil").set_value(True).run()
     compare = figure(at, "same drafts")
     assert len(compare["data"][0]["x"]) >= 7
     at.selectbox(key="step_method").set_value("bv").run()

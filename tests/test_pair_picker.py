@@ -156,3 +156,11 @@ def test_fastest_threads_is_one_of_the_candidates(toy):
     before = torch.get_num_threads()
     assert pair_picker.fastest_threads(toy, (1, 2), repeats=2) in (1, 2)
     assert torch.get_num_threads() == before
+
+
+def test_an_empty_token_text_is_not_the_root_symbol():
+    """∅ names the root of a draft tree; a token with no text of its own (part of a multi-byte
+    character) must not be drawn with the same symbol."""
+    assert pair_picker.visible("") == "⟨empty⟩"
+    assert pair_picker.visible(" x\n") == "␣x↵"
+    assert pair_picker.visible("abcdefghijk") == "abcdefg…"

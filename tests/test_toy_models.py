@@ -123,3 +123,26 @@ def test_a_file_holding_a_json_string_is_refused_not_followed(tmp_path):
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"kind": "iid", "probs": [0.25, 0.75]}))
     np.testing.assert_array_equal(tm.from_json(good).cond(()), [0.25, 0.75])  # a Path is a file
+
+
+def test_several_drafts_preset_shows_every_rule_and_the_lp_at_K_1_to_4():
+    """The Start page's flagship preset: at every K its pages offer (1..4) the optimal LP is solved
+    without asking and every registered rule's exact law is computed; several drafts clearly help."""
+    from core import bounds
+    from core.analysis.exact import estimated_seconds, exact_analysis
+    from core.rules.registry import REGISTRY, make_verifier
+
+    pre = tm.PRESETS["several-drafts"]
+    V, L = pre.draft.V, pre.L
+    assert pre.K <= 4
+    lp = []
+    for K in range(1, 5):
+        assert bounds.check_size(V, K, L).size <= 6_000      # pages.ui.cached.LP_AUTO: no button
+        lp.append(bounds.optimal_lp(pre.draft, pre.target, K, L).value)
+        for name, cls in REGISTRY.items():
+            assert estimated_seconds(cls, V, K, L) <= 1.0    # pages.ui.cached.EXACT_AUTO_SECONDS
+            result = exact_analysis(make_verifier(name, pre.draft, pre.target, K, L), pre.draft,
+                                    pre.target, K, L)
+            assert result.expected_accepted <= lp[-1] + 1e-6 or not result.is_lossless
+    assert all(b > a + 0.1 for a, b in zip(lp, lp[1:]))       # every extra draft helps
+    assert lp[3] > 2 * lp[0]

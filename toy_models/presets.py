@@ -18,7 +18,7 @@ class Preset:
 
 
 def binary_toy() -> Preset:
-    """The binary toy of the block-verification paper (Sun et al., ICLR 2025), spec §3:
+    """The binary toy of the block-verification paper (Sun et al., ICLR 2025), docs/maths.md:
     V = 2, context independent, p = (2/3, 1/3), q = (1/3, 2/3), L = 2.
     SD gives E[τ] = 10/9, BV 11/9, the acausal coupling bound 12/9."""
     return Preset("binary-toy", "Binary toy of the block-verification paper: p=(2/3,1/3), "
@@ -26,9 +26,11 @@ def binary_toy() -> Preset:
 
 
 def several_drafts() -> Preset:
-    """A peaked Markov target with a noisy draft: extra drafts visibly raise E[τ]."""
-    draft, target = random_pair("markov", V=4, alpha=0.5, mix=0.6, seed=7)
-    return Preset("several-drafts", "Why several drafts help: V=4 Markov, noisy draft",
+    """A peaked Markov target with a noisy draft: extra drafts visibly raise E[τ] (the LP optimum
+    goes from 1.23 at K = 1 to 2.67 at K = 4, SpecTr from 1.22 to 2.45).  Sized so that every rule's
+    exact law and the optimal LP (size 4,290 at K = 4) take well under a second for K = 1..4."""
+    draft, target = random_pair("markov", V=2, alpha=0.5, mix=0.6, seed=2)
+    return Preset("several-drafts", "Why several drafts help: V=2 Markov, noisy draft",
                   draft, target, K=3, L=3)
 
 

@@ -12,11 +12,11 @@ import numpy as np
 import streamlit as st
 
 from core import bounds
-from core.analysis.exact import estimated_seconds, exact_analysis
+from core.analysis.exact import MAX_SECONDS, estimated_seconds, exact_analysis
 from core.analysis.montecarlo import monte_carlo as run_monte_carlo
 from core.analysis.sampling import draw_block
 from core.rules.registry import REGISTRY, get_verifier
-from pages.ui.text import label
+from pages.ui.text import duration, label
 from toy_models import from_json
 
 #: Above this many V^(K·L) draft outcomes a configuration counts as "large" (the issue's bound for
@@ -89,9 +89,14 @@ def lp_size(V: int, K: int, L: int) -> int:
     return int(bounds.lp_size(V, K, L, "optimal")[0])
 
 
-def lp_limit() -> int:
-    """The largest LP ``core.bounds`` agrees to solve."""
-    return int(bounds.SIZE_LIMIT)
+def lp_refusal(V: int, K: int, L: int) -> str | None:
+    """Why ``core.bounds`` refuses the optimal LP of this configuration (its size or its work is
+    past the limit), as one sentence; None when it agrees to solve it."""
+    try:
+        bounds.check_size(V, K, L)
+    except bounds.BoundsTooLarge as exc:
+        return str(exc)
+    return None
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -126,13 +131,29 @@ def exact_seconds(V: int, K: int, L: int, method: str) -> float:
     return 0.0 if cls is None else float(estimated_seconds(cls, V, K, L))
 
 
+def refused(V: int, K: int, L: int, methods: Iterable[str]) -> list[str]:
+    """The methods whose exact law core refuses here (estimated past ``MAX_SECONDS``): no button can
+    compute them."""
+    return [m for m in methods if exact_seconds(V, K, L, m) > MAX_SECONDS]
+
+
+def refusal_note(V: int, K: int, L: int, methods: Iterable[str]) -> str | None:
+    """One sentence naming the methods past the hard limit, with their estimated times."""
+    out = refused(V, K, L, methods)
+    if not out:
+        return None
+    parts = ", ".join(f"{REGISTRY[m].short} ({duration(exact_seconds(V, K, L, m))})" for m in out)
+    return (f"Too large to compute exactly here (estimated times; the limit is {duration(MAX_SECONDS)} "
+            f"per method): {parts}; lower V, K or L to see them.")
+
+
 def cost_note(V: int, K: int, L: int, methods: Iterable[str]) -> str | None:
     """A warning sentence when the exact analysis of this configuration may take seconds."""
     slow = [(m, exact_seconds(V, K, L, m)) for m in methods]
     slow = [(m, sec) for m, sec in slow if sec > EXACT_AUTO_SECONDS]
     if not slow:
         return None
-    parts = ", ".join(f"{label(m)} about {sec:,.0f} s" for m, sec in slow)
+    parts = ", ".join(f"{label(m)} about {duration(sec)}" for m, sec in slow)
     return f"This is a large configuration: exact laws may take a while ({parts})."
 
 

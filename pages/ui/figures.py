@@ -26,7 +26,7 @@ _BASELINE = {"autoregressive": ("#444444", "Target alone")}
 
 #: Bounds: (legend name, colour, dash).
 BOUND_STYLE: dict[str, tuple[str, str, str]] = {
-    "lp_optimum": ("LP optimum (best valid verifier)", "#111111", "solid"),
+    "lp_optimum": ("LP optimum (best lossless verifier)", "#111111", "solid"),
     "acausal": ("Acausal coupling bound (unattainable)", "#17becf", "dash"),
     "claimed_cic": ("Claimed E_CIC (SpecTr-GBV paper)", "#e377c2", "dot"),
     "greedy": ("Greedy relaxation (upper bound)", "#8c564b", "dashdot"),
@@ -36,6 +36,11 @@ STATUS_COLORS = {
     "accepted": "#2ca02c", "passed": "#98df8a", "rejected": "#d62728", "untested": "#c7c7c7",
     "root": "#444444", "extra": "#ffbf00", "current": "#1f77b4",
 }
+
+#: ``st.plotly_chart(fig, config=CHART_CONFIG)`` for every chart: the modebar's camera button saves a
+#: PNG at three times the on-screen size (about 2,000 px wide: slide resolution).
+CHART_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3, "filename": "speculative-decoding"},
+                "displaylogo": False}
 
 
 def color(method: str) -> str:
@@ -75,11 +80,14 @@ def _legend_rows(fig: go.Figure, width_px: int = 640) -> int:
 
 
 def tokens_str(node: Sequence[int], text: Callable[[int], str] | None = None) -> str:
+    """A node (a token path) as text: ids separated by spaces ("1 3 2 1", never "1321", which is
+    ambiguous once V > 10), or the tokens' own text joined as the model writes it; "∅" for the root
+    (the empty prefix), and for the root only."""
     if not node:
         return "∅"
     if text is not None:
         return "".join(text(t) for t in node)
-    return "".join(str(t) for t in node) if all(t < 10 for t in node) else ",".join(map(str, node))
+    return " ".join(str(t) for t in node)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -145,7 +153,7 @@ def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
 def coupling_heatmap(multisets: Sequence[Sequence[Sequence[int]]], probabilities: Sequence[float],
                      plans: Sequence[Mapping[tuple[tuple[int, ...], int], float]],
                      max_rows: int = 25) -> go.Figure:
-    """The optimal valid verifier's plan: row = draft multiset m, column = output s·y, cell =
+    """The optimal lossless verifier's plan: row = draft multiset m, column = output s·y, cell =
     π(m, s, y)/P(m).  The most likely ``max_rows`` multisets are shown."""
     order = np.argsort(-np.asarray(probabilities))[:max_rows]
     outputs = sorted({s + (y,) for i in order for (s, y) in plans[i]}, key=lambda u: (len(u), u))
@@ -163,7 +171,7 @@ def coupling_heatmap(multisets: Sequence[Sequence[Sequence[int]]], probabilities
         hovertemplate="drafts %{y}<br>output s·y = %{x}<br>probability %{z:.4f}<extra></extra>"))
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category")
-    return _layout(fig, "Optimal valid verifier: which output (accepted prefix s, extra y) to emit for each draft multiset",
+    return _layout(fig, "Optimal lossless verifier: which output (accepted prefix s, extra y) to emit for each draft multiset",
                    "output s·y (accepted prefix · extra token)", "draft multiset m (most likely first)",
                    height=max(360, 22 * len(order) + 160))
 
@@ -228,25 +236,50 @@ def _tree_positions(nodes: Sequence[tuple[int, ...]]) -> dict[tuple[int, ...], t
     return pos
 
 
+def _drafts_through(block) -> dict[tuple[int, ...], list[int]]:
+    """For every node below the root, the drafts (1-based) whose path goes through it."""
+    out: dict[tuple[int, ...], list[int]] = {}
+    for k in range(block.K):
+        x = tuple(int(t) for t in block.draft(k))
+        for d in range(1, len(x) + 1):
+            out.setdefault(x[:d], []).append(k + 1)
+    return out
+
+
+def _drafts_label(drafts: Sequence[int]) -> str:
+    return ("draft " if len(drafts) == 1 else "drafts ") + ", ".join(map(str, drafts))
+
+
+def _free_row(y: float, taken: Sequence[float]) -> float:
+    """A row near ``y`` at least half a row away from every y in ``taken`` (the nodes already drawn
+    at that depth), the nearest such; ``y`` itself when nothing is there."""
+    candidates = [y] + [y + sign * step for step in (0.5, 1.0, 1.5, 2.0) for sign in (-1, 1)]
+    return next((c for c in candidates if all(abs(c - t) >= 0.5 for t in taken)), y - 0.5)
+
+
 def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra: int | None = None,
                title: str = "Draft tree", token_text: Callable[[int], str] | None = None,
-               height: int | None = None) -> go.Figure:
-    """The draft tree of a ``DraftBlock`` (shared prefixes are shared nodes).
+               height: int | None = None, current: tuple[int, ...] | None = None) -> go.Figure:
+    """The draft tree of a ``DraftBlock`` (shared prefixes are shared nodes); node x = depth.
 
     With a ``trace``: node colours show the tests made so far (the first ``upto`` tests; all by
     default): green = accepted sub-block, light green = passed but not kept, red = rejected (the set
-    H), grey = not tested.  When the whole trace is shown, the accepted path is drawn thick and the
-    extra token hangs off its end as a gold star.  Hover shows p, q and the method's quantities.
+    H), grey = not tested.  A blue ring marks ``current`` (by default the latest test revealed, while
+    some are still hidden).  When the whole trace is shown, the accepted path is drawn thick and the
+    extra token hangs off its end as a gold star at depth τ + 1.  Each branch is labelled with the
+    drafts that take it; hover shows p, q and the method's quantities.
     """
     nodes = block.nodes()
     pos = _tree_positions(nodes)
+    through = _drafts_through(block)
     tests = list(trace.tests) if trace is not None else []
     shown = tests if upto is None else tests[:upto]
     complete = upto is None or upto >= len(tests)
     status: dict[tuple, str] = {}
     for t in shown:
         status[t.node] = "passed" if t.passed else "rejected"
-    current = shown[-1].node if shown and not complete else None
+    if current is None and shown and not complete:
+        current = shown[-1].node
     acc_path = set()
     if complete and accepted is not None:
         acc_path = {tuple(accepted[:i]) for i in range(1, len(accepted) + 1)}
@@ -254,9 +287,10 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
             status[s] = "accepted"
 
     fig = go.Figure()
-    # edges
+    # edges, and the drafts on each branch (written where a set of drafts splits off, hover everywhere)
     ex, ey = [], []
     ax_, ay_ = [], []
+    mids: list[tuple[float, float, str, str]] = []
     for s in nodes:
         if not s:
             continue
@@ -264,26 +298,35 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
         target = (ax_, ay_) if s in acc_path else (ex, ey)
         target[0].extend([x0, x1, None])
         target[1].extend([y0, y1, None])
+        label = _drafts_label(through[s])
+        branches = len(s) == 1 or through[s] != through[s[:-1]]
+        mids.append(((x0 + x1) / 2, (y0 + y1) / 2, label if branches else "",
+                     f"{label} go from {tokens_str(s[:-1], token_text)} to {tokens_str(s, token_text)}"))
     fig.add_trace(go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbbbbb", width=2),
                              hoverinfo="skip", showlegend=False, name="edges"))
     if ax_:
         fig.add_trace(go.Scatter(x=ax_, y=ay_, mode="lines", line=dict(color=STATUS_COLORS["accepted"], width=6),
                                  hoverinfo="skip", showlegend=False, name="accepted path"))
+    if mids:
+        fig.add_trace(go.Scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="text",
+                                 text=[m[2] for m in mids], textposition="top center",
+                                 textfont=dict(size=10, color="#666666"), hovertext=[m[3] for m in mids],
+                                 hoverinfo="text", showlegend=False, name="drafts on each branch"))
     quantities = trace.quantities if trace is not None else {}
 
     def hover(s):
+        if not s:
+            return f"root ∅: the empty prefix (the context before the block)<br>drafts through it: {block.K}"
         lines = [f"node {tokens_str(s, token_text)}  (depth {len(s)})",
-                 f"drafts through it: {block.multiplicity(s)}"]
-        if s:
-            u, t = s[:-1], s[-1]
-            pt, qt = float(block.p[u][t]), float(block.q[u][t])
-            lines.append(f"p(token|parent) = {pt:.4f},  q(token|parent) = {qt:.4f}")
-            lines.append(f"q/p = {qt / pt:.4f}" if pt > 0 else "q/p = ∞")
-            lines.append(f"p(s) = {block.p_joint(s):.4g},  q(s) = {block.q_joint(s):.4g}")
+                 f"{_drafts_label(through[s])} ({block.multiplicity(s)} in all)"]
+        u, t = s[:-1], s[-1]
+        pt, qt = float(block.p[u][t]), float(block.q[u][t])
+        lines.append(f"p(token|parent) = {pt:.4f},  q(token|parent) = {qt:.4f}")
+        lines.append(f"q/p = {qt / pt:.4f}" if pt > 0 else "q/p = ∞")
+        lines.append(f"p(s) = {block.p_joint(s):.4g},  q(s) = {block.q_joint(s):.4g}")
         for k, v in quantities.get(s, {}).items():
             lines.append(f"{k} = {v:.4f}")
-        tried = [t for t in shown if t.node == s]
-        for t in tried:
+        for t in (t for t in shown if t.node == s):
             lines.append(f"test ({t.kind}, draft {t.draft + 1}): pass prob {t.prob:.4f} → "
                          f"{'PASSED' if t.passed else 'REJECTED'}")
         return "<br>".join(lines)
@@ -291,26 +334,31 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
     groups = {"root": [], "accepted": [], "passed": [], "rejected": [], "untested": []}
     for s in nodes:
         groups["root" if not s else status.get(s, "untested")].append(s)
-    names = {"root": "root (context)", "accepted": "accepted sub-block", "passed": "passed, not kept",
+    names = {"root": "root ∅ (the empty prefix)", "accepted": "accepted sub-block", "passed": "passed, not kept",
              "rejected": "rejected (set H)", "untested": "not tested"}
     for key, members in groups.items():
         if not members:
             continue
         fig.add_trace(go.Scatter(
             x=[pos[s][0] for s in members], y=[pos[s][1] for s in members], mode="markers+text",
-            name=names[key], customdata=[tokens_str(s) for s in members],
+            name=names[key], customdata=[tokens_str(s, token_text) for s in members],
             marker=dict(size=30, color=STATUS_COLORS[key], symbol="x" if key == "rejected" else "circle",
-                        line=dict(width=[4 if s == current else 1 for s in members],
-                                  color=["#1f77b4" if s == current else "#333333" for s in members])),
+                        line=dict(width=1, color="#333333")),
             text=["∅" if not s else (token_text(s[-1]) if token_text else str(s[-1])) for s in members],
             textposition="middle center" if token_text is None or key == "root" else "top center",
             textfont=dict(color="white" if key in ("root", "accepted", "rejected") and
                           (token_text is None or key == "root") else "black", size=13 if token_text is None else 11),
             hovertext=[hover(s) for s in members], hoverinfo="text"))
+    if current is not None and tuple(current) in pos:
+        cx, cy = pos[tuple(current)]
+        fig.add_trace(go.Scatter(
+            x=[cx], y=[cy], mode="markers", name="blue ring: the latest step revealed",
+            marker=dict(size=38, color="rgba(0,0,0,0)", line=dict(width=4, color=STATUS_COLORS["current"])),
+            hoverinfo="skip"))
     if complete and accepted is not None and extra is not None:
         ax, ay = pos[tuple(accepted)]
-        # below the accepted node's row when deeper nodes sit on that row, so nothing overlaps
-        ex_x, ex_y = (ax + 0.6, ay - 0.5) if len(accepted) < block.L else (ax + 0.7, ay)
+        depth = len(accepted) + 1
+        ex_x, ex_y = float(depth), _free_row(ay, [y for s, (x, y) in pos.items() if len(s) == depth])
         fig.add_trace(go.Scatter(x=[ax, ex_x], y=[ay, ex_y], mode="lines", line=dict(color="#ffbf00", width=3, dash="dot"),
                                  hoverinfo="skip", showlegend=False))
         fig.add_trace(go.Scatter(
@@ -318,40 +366,68 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
             marker=dict(size=34, color=STATUS_COLORS["extra"], symbol="star", line=dict(width=1, color="#333")),
             text=[token_text(extra) if token_text else str(extra)], textfont=dict(size=13 if token_text is None else 11),
             textposition="middle center" if token_text is None else "bottom center",
-            hovertext=[f"extra token y = {token_text(extra) if token_text else extra}"], hoverinfo="text"))
+            hovertext=[f"extra token y = {token_text(extra) if token_text else extra}, at depth {depth}"],
+            hoverinfo="text"))
     L = block.L
     n_leaves = max(1, len([s for s in nodes if len(s) == L]))
-    fig.update_xaxes(title_text="depth (tokens into the block)", dtick=1, range=[-0.4, L + 1.0],
+    fig.update_xaxes(title_text="depth (tokens into the block)", dtick=1, range=[-0.4, L + 1.5],
                      showgrid=False, zeroline=False)
-    fig.update_yaxes(visible=False, range=[-0.8, n_leaves - 0.4])
-    return _layout(fig, title, "depth (tokens into the block)", None,
-                   height=height or max(260, 60 * n_leaves + 150))
+    fig.update_yaxes(visible=False, range=[-1.0, n_leaves - 0.2])
+    fig = _layout(fig, title, "depth (tokens into the block)", None,
+                  height=height or max(280, 60 * n_leaves + 170))
+    # the title sits above the plot area and pushes the top margin as far as its lines need
+    fig.update_layout(title=dict(yref="paper", y=1.0, yanchor="bottom", automargin=True, pad=dict(b=8)))
+    return fig
+
+
+def _distribution_bars(series: Sequence[tuple[str, np.ndarray, str]], outlined: int | None, title: str,
+                       token_text: Callable[[int], str] | None, top: int) -> go.Figure:
+    """Grouped bars of distributions over the same tokens (name, vector, colour), the ``top`` most
+    probable under any of them when V is larger (the ``outlined`` token always kept and outlined)."""
+    V = len(series[0][1])
+    idx = np.arange(V)
+    if V > top:  # keep the most relevant tokens
+        score = np.maximum.reduce([np.asarray(v) for _, v, _ in series])
+        idx = np.sort(np.argsort(-score)[:top])
+        if outlined is not None and outlined not in idx:
+            idx = np.sort(np.append(idx[:-1], outlined))
+    xs = [token_text(int(i)) if token_text else str(int(i)) for i in idx]
+    fig = go.Figure()
+    for name, vec, col in series:
+        fig.add_trace(go.Bar(x=xs, y=np.asarray(vec)[idx].tolist(), name=name, marker_color=col,
+                             marker_line=dict(width=[3 if int(i) == outlined else 0 for i in idx], color="#000")))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(type="category")
+    return _layout(fig, title, "token", "probability", height=360)
 
 
 def residual_bars(p: np.ndarray | None, q: np.ndarray, residual: np.ndarray, extra: int, where: str,
                   is_bonus: bool, token_text: Callable[[int], str] | None = None,
                   top: int = 30) -> go.Figure:
-    """p, q and the distribution the extra token was drawn from, at the accepted node."""
-    V = len(q)
-    idx = np.arange(V)
-    if V > top:  # keep the most relevant tokens
-        score = np.maximum.reduce([np.asarray(q) if p is None else np.asarray(p), np.asarray(q), np.asarray(residual)])
-        idx = np.sort(np.argsort(-score)[:top])
-        if extra not in idx:
-            idx = np.sort(np.append(idx[:-1], extra))
-    xs = [token_text(int(i)) if token_text else str(int(i)) for i in idx]
-    fig = go.Figure()
-    if p is not None:
-        fig.add_trace(go.Bar(x=xs, y=np.asarray(p)[idx], name="p (draft)", marker_color="#9ecae1"))
-    fig.add_trace(go.Bar(x=xs, y=np.asarray(q)[idx], name="q (target)", marker_color="#3182bd"))
-    fig.add_trace(go.Bar(x=xs, y=np.asarray(residual)[idx],
-                         name="bonus law q(·|block)" if is_bonus else "residual (extra token drawn from it)",
-                         marker_color="#ffbf00",
-                         marker_line=dict(width=[3 if int(i) == extra else 0 for i in idx], color="#000")))
-    fig.update_layout(barmode="group")
-    fig.update_xaxes(type="category")
-    return _layout(fig, f"Extra token {token_text(extra) if token_text else extra} (outlined), drawn at node {where}",
-                   "token", "probability", height=360)
+    """The law the extra token y was drawn from at the accepted node s, y outlined.  A bonus
+    (the whole block accepted) is drawn from q(·|s) itself: q alone is shown, there is no p at a
+    leaf and no residual.  A correction is drawn from the rule's residual, shown beside p(·|s) and
+    q(·|s) (for SD it is normalize((q − p)₊); each rule has its own)."""
+    y = token_text(extra) if token_text else extra
+    if is_bonus:
+        return _distribution_bars([("q(·|s) (target): the bonus token's law", q, "#3182bd")], extra,
+                                  f"Extra token {y} (outlined): a bonus, drawn from q(·|s) at s = {where}", token_text, top)
+    series = ([] if p is None else [("p (draft)", p, "#9ecae1")]) + [
+        ("q (target)", q, "#3182bd"), ("residual: the correction token's law", residual, "#ffbf00")]
+    return _distribution_bars(series, extra, f"Extra token {y} (outlined): a correction, drawn from the residual at s = {where}",
+                              token_text, top)
+
+
+def traversal_step(p: np.ndarray, q: np.ndarray, T: np.ndarray, where: str, rejected: int, A: float, w: float,
+                   token_text: Callable[[int], str] | None = None, top: int = 30) -> go.Figure:
+    """One residual update of a traversal rule at node b after its child ``rejected`` was rejected:
+    p(·|b), q(·|b) and the new target T = (w·T − S)₊ / A beside them; the rejected token (outlined)
+    has T = 0 there, and b keeps weight w = A/(A + 1 − w) (1 at the root)."""
+    c = token_text(rejected) if token_text else rejected
+    return _distribution_bars(
+        [("p(·|b) (draft)", p, "#9ecae1"), ("q(·|b) (target)", q, "#3182bd"),
+         ("T: what b still owes after the rejection", T, "#ffbf00")], rejected,
+        f"At b = {where}, after rejecting {c} (outlined): A = {A:.4f}, b's weight w = {w:.4f}", token_text, top)
 
 
 def compare_methods_bar(rows: Sequence[Mapping]) -> go.Figure:
@@ -424,18 +500,36 @@ def time_split(parts: Mapping[str, Mapping[str, float]]) -> go.Figure:
 
 
 def sweep_lines(df, x: str, y: str, lo: str | None, hi: str | None, theory: str | None = None,
-                title: str = "", xlab: str = "", ylab: str = "") -> go.Figure:
-    """One line per method with a shaded confidence band (columns lo/hi), and dashed theory curves."""
+                title: str = "", xlab: str = "", ylab: str = "", runs: str | None = None) -> go.Figure:
+    """One line per method with a shaded 95% confidence band (columns lo/hi) over the points that
+    have an interval (NaN: none, so no band there), and dashed theory curves.  With ``runs`` (a
+    column of counts) each point's hover text gives its number of runs and its interval."""
     fig = go.Figure()
     for m, sub in df.groupby("method", sort=False):
         sub = sub.sort_values(x)
         c = color(m)
-        if lo and hi and lo in sub and hi in sub:
-            fig.add_trace(go.Scatter(x=list(sub[x]) + list(sub[x])[::-1], y=list(sub[hi]) + list(sub[lo])[::-1],
-                                     fill="toself", fillcolor=_rgba(c, 0.18), line=dict(width=0),
-                                     hoverinfo="skip", showlegend=False, name=f"{short(m)} 95% band"))
+        band = bool(lo and hi and lo in sub and hi in sub)
+        if band:
+            # One closed polygon per stretch of consecutive points with an interval, None between
+            # stretches: plotly fills each gap-separated piece of a "toself" trace on its own.
+            bx, by = [], []
+            for part in (sub.iloc[s] for s in _stretches((sub[lo].notna() & sub[hi].notna()).tolist())):
+                bx += list(part[x]) + list(part[x])[::-1] + [None]
+                by += list(part[hi]) + list(part[lo])[::-1] + [None]
+            if bx:
+                fig.add_trace(go.Scatter(x=bx[:-1], y=by[:-1], fill="toself", fillcolor=_rgba(c, 0.18),
+                                         line=dict(width=0), hoverinfo="skip", showlegend=False,
+                                         name=f"{short(m)} 95% band"))
+        hover = {}
+        if runs:
+            los, his = (sub[lo], sub[hi]) if band else ([np.nan] * len(sub),) * 2
+            ci = [f"<br>95% CI: {a:.3f} to {b:.3f}" if np.isfinite(a) and np.isfinite(b) else ""
+                  for a, b in zip(los, his)]
+            hover = dict(text=[f"runs: {int(n)}{s}" for n, s in zip(sub[runs], ci)],
+                         hovertemplate=f"{short(m)}<br>{xlab or x} = %{{x}}<br>{ylab or y}: %{{y:.3f}}"
+                                       "<br>%{text}<extra></extra>")
         fig.add_trace(go.Scatter(x=sub[x].tolist(), y=sub[y].tolist(), mode="lines+markers", name=short(m),
-                                 line=dict(color=c, width=2.5)))
+                                 line=dict(color=c, width=2.5), **hover))
         if theory and theory in sub and sub[theory].notna().any():
             fig.add_trace(go.Scatter(x=sub[x].tolist(), y=sub[theory].tolist(), mode="lines", name=f"{short(m)}: 1 + E[τ | drafts]",
                                      line=dict(color=c, dash="dash", width=1.5)))
@@ -443,7 +537,56 @@ def sweep_lines(df, x: str, y: str, lo: str | None, hi: str | None, theory: str 
     return _layout(fig, title, xlab, ylab)
 
 
+def _stretches(mask: Sequence[bool]) -> list[slice]:
+    """The maximal stretches of consecutive True entries of ``mask``, as slices."""
+    out, start = [], None
+    for i, v in enumerate(list(mask) + [False]):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            out.append(slice(start, i))
+            start = None
+    return out
+
+
 def _rgba(hex_color: str, alpha: float) -> str:
     h = hex_color.lstrip("#")
     r, g, b = int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
     return f"rgba({r},{g},{b},{alpha})"
+
+
+# ------------------------------------------------------------------------------------------------
+# Leaderboard (core.sweep)
+# ------------------------------------------------------------------------------------------------
+
+def score_boxes(df, by: str, score: str, ylab: str, methods: Sequence[str]) -> go.Figure:
+    """One box per method and value of ``by`` (K or L), every instance drawn beside it as a point,
+    the mean as a dashed line; ``df`` holds one row per (instance, method)."""
+    fig = go.Figure()
+    for m in methods:
+        sub = df[df["method"] == m]
+        fig.add_trace(go.Box(x=sub[by].tolist(), y=sub[score].tolist(), name=short(m), marker_color=color(m),
+                             boxmean=True, boxpoints="all", jitter=0.4, pointpos=0, marker=dict(size=4)))
+    fig.update_layout(boxmode="group")
+    fig.update_xaxes(type="category", categoryorder="category ascending")
+    return _layout(fig, f"{ylab} per rule, by {by}", by, ylab)
+
+
+def rule_scatter(a_values: Sequence[float], b_values: Sequence[float], a: str, b: str, ylab: str,
+                 hover: Sequence[str], tie: float) -> go.Figure:
+    """Per instance, rule b's score against rule a's, with the diagonal: points above it are
+    instances where b scores higher (b's colour), below where a does (a's colour), on it ties
+    (within ``tie``, grey)."""
+    x, y, text = np.asarray(a_values, float), np.asarray(b_values, float), np.asarray(hover, object)
+    fig = go.Figure()
+    lo, hi = (float(min(x.min(), y.min())), float(max(x.max(), y.max()))) if x.size else (0.0, 1.0)
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="equal scores",
+                             line=dict(color="#888888", dash="dash", width=1)))
+    groups = [(y > x + tie, f"{short(b)} higher", color(b)), (x > y + tie, f"{short(a)} higher", color(a)),
+              (np.abs(x - y) <= tie, "tied", "#9e9e9e")]
+    for sel, name, c in groups:
+        fig.add_trace(go.Scatter(x=x[sel].tolist(), y=y[sel].tolist(), mode="markers", name=name,
+                                 text=text[sel].tolist(), hovertemplate="%{text}<br>%{x:.4f} vs %{y:.4f}",
+                                 marker=dict(color=c, size=7, opacity=0.8)))
+    return _layout(fig, f"{ylab} per instance: {short(b)} against {short(a)}", f"{ylab} of {short(a)}",
+                   f"{ylab} of {short(b)}")

@@ -243,9 +243,10 @@ def token_texts(pair, tokens: list[int]) -> list[str]:
 
 
 def visible(text: str, limit: int = 8) -> str:
-    """A token's text for a node label: whitespace made visible, long tokens cut."""
-    t = text.replace("\n", "↵").replace(" ", "␣").replace("\t", "⇥") or "∅"
-    return t if len(t) <= limit else t[: limit - 1] + "…"
+    """A token's text for a node label: whitespace made visible, long tokens cut; a token whose
+    text is empty (part of a multi-byte character) shows as ⟨empty⟩, since ∅ is the root."""
+    t = text.replace("\n", "↵").replace(" ", "␣").replace("\t", "⇥") or "⟨empty⟩"
+    return t if len(t) <= limit or t == "⟨empty⟩" else t[: limit - 1] + "…"
 
 
 def block_from_trace(it, V: int):

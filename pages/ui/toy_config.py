@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import figures
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.errors import explain
-from pages.ui.text import all_methods
+from pages.ui.text import all_methods, method_name
 from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 
 DEFAULT_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv"]
@@ -63,12 +63,14 @@ def apply_preset(name: str) -> None:
     st.session_state.toy_T = 1.0
 
 
-def apply_random(kind: str, V: int, alpha: float, mix: float, seed: int, K: int, L: int, depth: int = 3) -> None:
-    """Select the seeded random pair with these parameters, at T = 1 (how a found counterexample opens)."""
+def apply_random(kind: str, V: int, alpha: float, mix: float, seed: int, K: int, L: int, depth: int = 3,
+                 T: float = 1.0) -> None:
+    """Select the seeded random pair with these parameters at temperature T (how a found
+    counterexample opens)."""
     ss = st.session_state
     ss.toy_source = "Seeded random"
     ss.toy_kind, ss.toy_V, ss.toy_alpha, ss.toy_mix, ss.toy_seed = kind, int(V), float(alpha), float(mix), int(seed)
-    ss.toy_depth, ss.toy_K, ss.toy_L, ss.toy_T = int(depth), int(K), int(L), 1.0
+    ss.toy_depth, ss.toy_K, ss.toy_L, ss.toy_T = int(depth), int(K), int(L), float(T)
 
 
 def _on_preset_change() -> None:
@@ -78,16 +80,115 @@ def _on_preset_change() -> None:
         st.session_state.toy_L = int(PRESETS[name].L)
 
 
-def _apply_query_preset() -> None:
-    """Links from the Start page carry ?preset=NAME: apply it once, then drop the parameter."""
-    name = st.query_params.get("preset")
-    if name:
+def _choice(options) -> Callable[[str], str]:
+    """A URL parser accepting one of ``options``."""
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(text)
+        return text
+    return parse
+
+
+def _number(kind: type, lo: float, hi: float) -> Callable[[str], float]:
+    """A URL parser for an int or float in [lo, hi] (the widget's range)."""
+    def parse(text: str):
+        value = kind(text)
+        if not lo <= value <= hi:
+            raise ValueError(text)
+        return value
+    return parse
+
+
+def _methods(text: str) -> list[str]:
+    names = [m for m in text.split(",") if m]
+    if not set(names) <= set(all_methods()):
+        raise ValueError(text)
+    return names
+
+
+def _iterations(text: str) -> int:
+    value = int(text)
+    if value not in MC_ITERATIONS:
+        raise ValueError(text)
+    return value
+
+
+#: Monte Carlo iterations per method offered by the laboratory.
+MC_ITERATIONS = [100, 300, 1000, 3000, 10000]
+KINDS = {"iid": "context-independent (i.i.d.)", "markov": "first-order Markov", "table": "context-dependent table"}
+
+#: What the URL holds: parameter → (session-state key, parser of its text, raising ValueError when
+#: the text is no value the widget offers).  ``preset`` is applied first, with its K and L.
+URL_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "source": ("toy_source", _choice(SOURCES)),
+    "kind": ("toy_kind", _choice(KINDS)),
+    "V": ("toy_V", _number(int, 2, 12)),
+    "alpha": ("toy_alpha", _number(float, 0.1, 5.0)),
+    "mix": ("toy_mix", _number(float, 0.0, 1.0)),
+    "seed": ("toy_seed", _number(int, 0, 10**9)),
+    "depth": ("toy_depth", _number(int, 1, 4)),
+    "p": ("toy_json_p", str),
+    "q": ("toy_json_q", str),
+    "K": ("toy_K", _number(int, 1, 8)),
+    "L": ("toy_L", _number(int, 1, 4)),
+    "T": ("toy_T", _number(float, 0.0, 2.0)),
+    "methods": ("toy_methods", _methods),
+    "mc_n": ("lab_mc_n", _iterations),
+    "mc_seed": ("lab_mc_seed", _number(int, 0, 10**9)),
+}
+
+
+def _read_url() -> str | None:
+    """Apply the URL's configuration when it is new (a fresh page, a refresh, a copied link, a link
+    with ?preset=NAME); a URL this session wrote itself is left alone, since the widgets hold the
+    same values.  Returns one sentence naming what it could not apply, or None."""
+    ss = st.session_state
+    given = st.query_params.to_dict()
+    if not given or given == ss.get("toy_url"):
+        return None
+    ignored = []
+    name = given.get("preset")
+    if name is not None:
         if name in PRESETS:
             apply_preset(name)
-        try:
-            del st.query_params["preset"]
-        except KeyError:
-            pass
+        else:
+            ignored.append(f"there is no preset named “{name}” (the presets are {', '.join(PRESETS)})")
+    for param, (key, parse) in URL_PARAMS.items():
+        if param in given:
+            try:
+                ss[key] = parse(given[param])
+            except ValueError:
+                ignored.append(f"{param}={given[param]} is not a value this page offers")
+    if not ignored:
+        return None
+    return "This link's configuration was not applied in full: " + "; ".join(ignored) + \
+        ". The page shows the configuration in the sidebar instead."
+
+
+def _write_url(origin: dict, methods: bool, monte_carlo: bool) -> None:
+    """Write the configuration to the URL (``st.query_params``), so that a refresh restores it and a
+    copied link opens the same view; ``_read_url`` reads it back.  An edited table is written as
+    the JSON of its two models."""
+    ss = st.session_state
+    params = {"source": ss.toy_source}
+    if ss.toy_source == "Preset":
+        params["preset"] = ss.toy_preset
+    elif ss.toy_source == "Seeded random":
+        params.update(kind=ss.toy_kind, V=str(ss.toy_V), alpha=f"{ss.toy_alpha:g}", mix=f"{ss.toy_mix:g}",
+                      seed=str(ss.toy_seed), **({"depth": str(ss.toy_depth)} if ss.toy_kind == "table" else {}))
+    elif ss.toy_source == "JSON":
+        params.update(p=ss.toy_json_p, q=ss.toy_json_q)
+    elif "p" in origin:
+        params.update(source="JSON", p=json.dumps(IIDModel(origin["p"]).to_json()),
+                      q=json.dumps(IIDModel(origin["q"]).to_json()))
+    params.update(K=str(ss.toy_K), L=str(ss.toy_L), T=f"{ss.toy_T:g}")
+    if methods:
+        params["methods"] = ",".join(ss.toy_methods)
+    if monte_carlo:
+        params.update(mc_n=str(ss.lab_mc_n), mc_seed=str(ss.lab_mc_seed))
+    if params != st.query_params.to_dict():
+        st.query_params.from_dict(params)
+    ss.toy_url = params
 
 
 def _defaults() -> None:
@@ -106,6 +207,8 @@ def _defaults() -> None:
     ss.setdefault("toy_depth", 3)
     ss.setdefault("toy_edit_V", 3)
     ss.setdefault("toy_normalize", True)
+    ss.setdefault("lab_mc_n", 300)
+    ss.setdefault("lab_mc_seed", 0)
     ss.setdefault("toy_methods", [m for m in DEFAULT_METHODS if m in all_methods()])
     binary = PRESETS["binary-toy"]
     ss.setdefault("toy_json_p", json.dumps(binary.draft.to_json()))
@@ -140,11 +243,13 @@ def _on_table_edit(V: int, editor_key: str) -> None:
     st.session_state["toy_table_version"] = st.session_state.get("toy_table_version", 0) + 1
 
 
-def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4) -> ToyConfig | None:
+def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
+               monte_carlo: bool = False) -> ToyConfig | None:
     """Render the toy-configuration sidebar and return the configuration (None after an error,
-    which is shown as one sentence)."""
+    which is shown as one sentence).  The configuration (with the methods, and the Monte Carlo
+    settings ``lab_mc_n``/``lab_mc_seed`` when ``monte_carlo``) is kept in the URL."""
     _defaults()
-    _apply_query_preset()
+    unapplied = _read_url()
     ss = st.session_state
     sb = st.sidebar
     sb.header("Toy configuration")
@@ -163,9 +268,8 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4) -> ToyConfi
             draft, target, description = preset.draft, preset.target, preset.description
             origin["preset"] = name
         elif source == "Seeded random":
-            kind = sb.selectbox("Kind", ["iid", "markov", "table"], key="toy_kind",
-                                format_func={"iid": "context-independent (i.i.d.)", "markov": "first-order Markov",
-                                             "table": "context-dependent table"}.get)
+            kind = sb.selectbox("Kind", list(KINDS), key="toy_kind",
+                                format_func=KINDS.get)
             V = sb.slider("Vocabulary size V", 2, 12, key="toy_V")
             alpha = sb.slider("Dirichlet α (small = peaked q)", 0.1, 5.0, step=0.1, key="toy_alpha")
             mix = sb.slider("Draft mismatch (0: p = q, 1: unrelated)", 0.0, 1.0, step=0.05, key="toy_mix")
@@ -217,7 +321,10 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4) -> ToyConfi
         avail = all_methods()
         ss.toy_methods = [m for m in ss.toy_methods if m in avail]
         chosen = sb.multiselect("Methods", avail, key="toy_methods",
-                                format_func=figures.short, help="Every method keeps its colour on every page.")
+                                format_func=method_name, help="Every method keeps its colour on every page.")
+    _write_url(origin, methods, monte_carlo)
+    if unapplied:
+        st.warning(unapplied)
     if error is not None:
         st.error(error)
         return None
@@ -235,6 +342,23 @@ def config_caption(cfg: ToyConfig) -> str:
     """The one-line Markdown summary of ``cfg`` shown under each toy page's title."""
     return (f"**Configuration:** {cfg.description}; V = {cfg.V}, K = {cfg.K}, L = {cfg.L}, T = {cfg.T:g} "
             f"({cfg.outcomes:,} possible draft outcomes V^(K·L)).")
+
+
+def cli_commands(cfg: ToyConfig, methods: list[str], bound_kinds: list[str],
+                 monte_carlo: tuple[int, int] | None = None) -> tuple[str, str, str]:
+    """(p JSON, q JSON, shell commands) reproducing a toy page's numbers with ``python -m core``:
+    the exact laws of ``methods`` (``--method all`` when they are every registered rule), the bounds
+    ``bound_kinds`` (the command line's names: lp, acausal, cic, relaxation) and, with
+    ``monte_carlo`` = (n, seed), the Monte Carlo runs."""
+    models = json.loads(cfg.spec)
+    common = f"--draft p.json --target q.json --K {cfg.K} --L {cfg.L} --temperature {cfg.T:g}"
+    each = ["all"] if methods == all_methods() else methods
+    lines = [f"python -m core exact {common} --method {m}" for m in each]
+    lines += [f"python -m core bound {common} --kind {k}" for k in bound_kinds]
+    if monte_carlo is not None:
+        n, seed = monte_carlo
+        lines += [f"python -m core montecarlo {common} --method {m} --n {n} --seed {seed}" for m in methods]
+    return json.dumps(models["draft"]), json.dumps(models["target"]), "\n".join(lines)
 
 
 def root_table(cfg: ToyConfig) -> pd.DataFrame:

@@ -1,0 +1,187 @@
+"""The "One iteration, step by step" page: the traversal rules' walk revealed step by step with the
+trace's own numbers, no spoiler before the last step, the extra token's law told as it is (bonus or
+residual), and draft trees whose labels and star can be read (issue 12 items 2 and 4, issue 13 part 3)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("streamlit")
+from core.analysis.sampling import draw_block  # noqa: E402
+from core.data.tree import DraftBlock  # noqa: E402
+from core.rules.registry import get_verifier  # noqa: E402
+from pages.ui import figures  # noqa: E402
+from tests.test_app import figure, figures_json, no_errors, open_page, slider  # noqa: E402
+from toy_models.presets import PRESETS  # noqa: E402
+
+EXTRA = "extra token (correction or bonus)"
+RING = "blue ring: the latest step revealed"
+
+
+def _verdict(method: str, K: int, seed: int, coin: int):
+    """What the page computes, recomputed from core: the binary toy's drafts and one verification."""
+    pr = PRESETS["binary-toy"]
+    block = draw_block(pr.draft.with_temperature(1.0), pr.target.with_temperature(1.0), K, pr.L, seed)
+    return block, get_verifier(method).verify(block, np.random.default_rng(coin))
+
+
+def _page(method: str, K: int, seed: int, coin: int):
+    at = open_page("pages/one_step.py", query={"preset": "binary-toy"})
+    slider(at, "toy_K").set_value(K).run()
+    at.selectbox(key="step_method").set_value(method).run()
+    at.number_input(key="step_seed").set_value(seed).run()
+    at.number_input(key="step_coin").set_value(coin).run()
+    no_errors(at)
+    return at
+
+
+def _log_row(at) -> dict:
+    table = next(d.value for d in at.dataframe if "S(c)" in d.value.columns)
+    return table.iloc[-1].to_dict()
+
+
+def _markdown(at) -> str:
+    return " ".join(m.value for m in at.markdown)
+
+
+def test_otv_walk_shows_each_step_with_the_trace_numbers():
+    # K = 3 drafts (0 0), (1 0), (0 1): OTV visits 1 first, rejects the leaf 1 0, then accepts 1 itself
+    block, verdict = _verdict("otv", 3, seed=2, coin=0)
+    steps, tests = verdict.trace.steps, verdict.trace.tests
+    assert [s.event for s in steps] == ["enter", "visit", "enter", "visit", "residual"]
+    assert [(t.node, t.passed) for t in tests] == [((1, 0), False), ((1,), True)]
+    at = _page("otv", 3, seed=2, coin=0)
+    reveal = slider(at, "step_walk_7")               # 5 steps of the trace + 2 tests
+    assert reveal.label == "Steps revealed" and reveal.value == 7
+
+    reveal.set_value(2).run()                         # visit of child 1 from the root (w = 1)
+    no_errors(at)
+    row, visit = _log_row(at), steps[1].values
+    assert row["node"] == "1" and row["step"] == "visit"
+    assert row["w (parent)"] == 1.0 and row["T(c)"] == pytest.approx(visit["T"], abs=1e-12)
+    assert row["S(c)"] == pytest.approx(visit["S"], abs=1e-12)
+    assert row["w"] == pytest.approx(visit["w"], abs=1e-12)
+    assert row["w"] == pytest.approx(min(1.0, row["w·T(c)"] / row["S(c)"]), abs=1e-12)
+    assert "ratio order" in _markdown(at)
+
+    reveal.set_value(4).run()                         # visit of the leaf 1 0 from node 1 (w = w of 1)
+    row, visit = _log_row(at), steps[3].values
+    assert row["node"] == "1 0"
+    assert row["w (parent)"] == pytest.approx(steps[1].values["w"], abs=1e-12)
+    assert row["w·T(c)"] == pytest.approx(steps[1].values["w"] * visit["T"], abs=1e-12)
+    assert (row["S(c)"], row["w"]) == pytest.approx((visit["S"], visit["w"]), abs=1e-12)
+    tree = figure(at, "after 4 of 7 steps")
+    ring = next(t for t in tree["data"] if t.get("name") == RING)
+    assert ring["x"] == [2.0]                         # the ring sits on the leaf being visited
+    assert not any(t.get("name") == EXTRA for t in tree["data"])
+
+    reveal.set_value(5).run()                         # the leaf's test
+    row = _log_row(at)
+    assert row["step"] == "test" and row["result"] == "rejected"
+    assert row["w"] == pytest.approx(tests[0].prob, abs=1e-12)
+
+    reveal.set_value(6).run()                         # the residual the rejection leaves at node 1
+    row, res = _log_row(at), steps[4]
+    assert row["step"] == "residual" and row["node"] == "1"
+    assert (row["A"], row["w"]) == pytest.approx((res.values["A"], res.values["w"]), abs=1e-12)
+    bars = figure(at, "after rejecting 0")
+    by_name = {t["name"]: t["y"] for t in bars["data"]}
+    assert by_name["T: what b still owes after the rejection"] == pytest.approx(list(res.vector), abs=1e-12)
+    assert by_name["p(·|b) (draft)"] == pytest.approx(list(block.p[(1,)]), abs=1e-12)
+    assert by_name["q(·|b) (target)"] == pytest.approx(list(block.q[(1,)]), abs=1e-12)
+    assert "Why can" not in _markdown(at)
+
+    reveal.set_value(7).run()                         # node 1 passes although its leaf was rejected
+    no_errors(at)
+    row = _log_row(at)
+    assert (row["node"], row["result"]) == ("1", "passed") and row["w"] == pytest.approx(tests[1].prob)
+    assert "Why can `1` pass when its own children were rejected?" in _markdown(at)
+    assert f"w = {tests[1].prob:.4f}" in _markdown(at)
+    tree = figure(at, "OTV: τ = 1 accepted")
+    star = next(t for t in tree["data"] if t.get("name") == EXTRA)
+    assert star["x"] == [2.0]                         # the extra token sits at depth τ + 1
+
+
+def test_traversal_walk_reveals_tests_leaves_first():
+    block, verdict = _verdict("traversal", 3, seed=0, coin=0)
+    at = _page("traversal", 3, seed=0, coin=0)
+    n = len(verdict.trace.steps) + len(verdict.trace.tests)
+    reveal = slider(at, f"step_walk_{n}")
+    reveal.set_value(n).run()
+    table = next(d.value for d in at.dataframe if "S(c)" in d.value.columns)
+    tested = table[table["step"] == "test"]
+    assert list(tested["node"]) == [figures.tokens_str(t.node) for t in verdict.trace.tests]
+    assert list(tested["w"]) == pytest.approx([t.prob for t in verdict.trace.tests], abs=1e-12)
+    assert tested["node"].iloc[0] == "0 0"            # the first draft's leaf comes first
+
+
+def test_every_method_is_hidden_until_the_ending():
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
+    reveal = next(s for s in at.slider if s.label == "Tests revealed")
+    assert figure(at, "same drafts")                  # all revealed: the comparison is there
+    reveal.set_value(0).run()
+    no_errors(at)
+    titles = [f["layout"]["title"]["text"] for f in figures_json(at)]
+    assert not any("same drafts" in t for t in titles)
+    assert not any(d.value.columns.tolist().count("τ") for d in at.dataframe)
+    assert any("gives away the ending" in i.value for i in at.info)
+    at.toggle(key="step_spoil").set_value(True).run()
+    no_errors(at)
+    assert figure(at, "same drafts")
+    partial = figure(at, "after 0 of")
+    assert any(t.get("name") == "not tested" for t in partial["data"])
+
+
+def _find(method: str, want) -> tuple[int, object]:
+    for seed in range(200):
+        _, v = _verdict(method, 1, seed, seed)
+        if want(v):
+            return seed, v
+    raise AssertionError("no such seed")
+
+
+def test_bonus_shows_q_alone_and_a_correction_shows_the_residual():
+    seed, v = _find("bv", lambda v: v.is_bonus)
+    at = _page("bv", 1, seed, seed)
+    bars = figure(at, "Extra token")
+    assert "bonus, drawn from q(·|s)" in bars["layout"]["title"]["text"]
+    assert [t["name"] for t in bars["data"]] == ["q(·|s) (target): the bonus token's law"]
+    assert bars["data"][0]["y"] == pytest.approx(list(v.residual), abs=1e-12)
+    caption = " ".join(c.value for c in at.caption)
+    assert "bonus drawn from the target's own next-token law q(·|s)" in caption
+    assert "residual at s" not in caption
+    assert f"emits {v.tau + 1} tokens for one target call" in at.success[0].value
+
+    seed, v = _find("bv", lambda v: v.tau == 0)
+    at = _page("bv", 1, seed, seed)
+    bars = figure(at, "Extra token")
+    assert "a correction, drawn from the residual" in bars["layout"]["title"]["text"]
+    names = [t["name"] for t in bars["data"]]
+    assert names == ["p (draft)", "q (target)", "residual: the correction token's law"]
+    assert bars["data"][2]["y"] == pytest.approx(list(v.residual), abs=1e-12)
+    assert "BV's residual at s" in " ".join(c.value for c in at.caption)
+    assert "emits 1 token for one target call" in at.success[0].value     # not "1 tokens"
+
+
+def test_draft_tree_labels_drafts_spaced_tokens_and_star_depth():
+    V = 12
+    uniform = lambda s: np.full(V, 1.0 / V)  # noqa: E731
+    block = DraftBlock.from_models([[11, 3], [11, 5], [2, 10]], uniform, uniform)
+    fig = figures.draft_tree(block, accepted=(11,), extra=7).to_plotly_json()
+    nodes = {c: h for t in fig["data"] if t.get("mode") == "markers+text" and t["name"] != EXTRA
+             for c, h in zip(t["customdata"], t["hovertext"])}
+    assert set(nodes) == {"∅", "11", "11 3", "11 5", "2", "2 10"}     # never "113" or "210"
+    assert nodes["11 5"].startswith("node 11 5") and "draft 2 (1 in all)" in nodes["11 5"]
+    assert "the empty prefix" in nodes["∅"]
+    edges = next(t for t in fig["data"] if t.get("name") == "drafts on each branch")
+    assert sorted(x for x in edges["text"] if x) == ["draft 1", "draft 2", "draft 3", "drafts 1, 2"]
+    assert "drafts 1, 2 go from ∅ to 11" in edges["hovertext"]
+    star = next(t for t in fig["data"] if t.get("name") == EXTRA)
+    assert list(star["x"]) == [2.0]                   # depth τ + 1 = 2
+    node_rows = [y for t in fig["data"] if t.get("mode") == "markers+text" and t["name"] != EXTRA
+                 for x, y in zip(t["x"], t["y"]) if x == 2.0]
+    assert all(abs(star["y"][0] - y) >= 0.5 for y in node_rows)    # clear of the depth-2 nodes
+    assert fig["layout"]["title"]["automargin"] is True and fig["layout"]["title"]["yref"] == "paper"
+    bonus = figures.draft_tree(block, accepted=(11, 3), extra=0).to_plotly_json()
+    assert list(next(t for t in bonus["data"] if t.get("name") == EXTRA)["x"]) == [3.0]
+    assert figures.tokens_str((1, 3, 2, 1)) == "1 3 2 1" and figures.tokens_str(()) == "∅"
