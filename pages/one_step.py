@@ -103,7 +103,7 @@ def parent_accepts_note(event: Event) -> str:
             f"with that probability and the extra token is drawn from T.")
 
 
-cfg = toy_config.toy_config(methods=False)
+cfg = toy_config.toy_config(methods=False, page_params=tuple(toy_config.STEP_PARAMS))
 st.title("One iteration, step by step")
 st.markdown(
     "One round of speculative decoding, slowed down. The draft model **p** writes **K** drafts of "
@@ -163,20 +163,26 @@ with errors.guard("the drafts"):
     events = walk_events(verdict.trace, block.L, method) if walker else []
     steps = events if walker else tests
     what = "steps" if walker else "tests"
+    # The slider's key follows the number of steps, so new drafts start fully revealed; a position
+    # from the URL (``step_shown``, set by toy_config) is applied once, within range.
+    reveal_key = f"step_{'walk' if walker else 'upto'}_{len(steps)}"
+    from_url = st.session_state.pop("step_shown", None)
+    if from_url is not None or reveal_key not in st.session_state:
+        st.session_state[reveal_key] = len(steps) if from_url is None else min(int(from_url), len(steps))
     if steps:
-        shown = st.slider(f"{what.capitalize()} revealed", 0, len(steps), len(steps),
-                          key=f"step_{'walk' if walker else 'upto'}_{len(steps)}",
+        shown = st.slider(f"{what.capitalize()} revealed", 0, len(steps), key=reveal_key,
                           help="Slide back to replay the verification from the first " + what[:-1] + ".")
     else:
         shown = 0
         st.caption("This method made no random acceptance test on these drafts.")
+    toy_config.write_page_url({"method": method, "draft_seed": int(seed), "coin_seed": int(coin), "shown": shown})
     complete = shown >= len(steps)
     upto = sum(e.kind == "test" for e in events[:shown]) if walker else shown
     current = events[shown - 1].node if walker and 0 < shown < len(steps) else None
     title = (f"{figures.short(method)}: τ = {verdict.tau} accepted, extra token {verdict.extra}"
              if complete else f"{figures.short(method)}: after {shown} of {len(steps)} {what}")
     st.plotly_chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
-                                       extra=verdict.extra, title=title, current=current), key="step_tree")
+                                       extra=verdict.extra, title=title, current=current), key="step_tree", config=figures.CHART_CONFIG)
     st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
                "is labelled by its last token and stands for the whole path from the root. Grey labels on "
                "the branches name the drafts that take them. The blue ring marks the latest "
@@ -216,7 +222,7 @@ with errors.guard("the drafts"):
                 b = last.node
                 st.plotly_chart(figures.traversal_step(
                     block.p[b], block.q[b], last.step.vector, figures.tokens_str(b), last.child,
-                    last.step.values["A"], last.step.values["w"]), key="step_walk_residual")
+                    last.step.values["A"], last.step.values["w"]), key="step_walk_residual", config=figures.CHART_CONFIG)
     else:
         lines = []
         for i, t in enumerate(tests[:upto], start=1):
@@ -244,7 +250,7 @@ with errors.guard("the drafts"):
                    + f"), then extra token **{verdict.extra}**: {kind}. This iteration emits "
                    f"{emitted} token{'' if emitted == 1 else 's'} for one target call.")
         st.plotly_chart(figures.residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
-                                              where, verdict.is_bonus), key="step_residual")
+                                              where, verdict.is_bonus), key="step_residual", config=figures.CHART_CONFIG)
         if verdict.is_bonus:
             st.caption("Every draft token of the block was accepted, so nothing needs correcting: the extra "
                        "token is a bonus drawn from the target's own next-token law q(·|s), as if the target "
@@ -276,10 +282,21 @@ with errors.guard("the drafts"):
                          "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
                          "tests": len(v.trace.tests),
                          "expected_tau_given_drafts": cached.expected_tau_given(cfg.spec, m, block)})
-        st.plotly_chart(figures.compare_methods_bar(rows), key="step_compare")
+        st.plotly_chart(figures.compare_methods_bar(rows), key="step_compare", config=figures.CHART_CONFIG)
         st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
             hide_index=True, width="stretch", key="step_compare_table",
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
         st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (empty "
                    "where a method has no closed form and too many coin outcomes).")
+
+with st.expander("Copy this configuration: the command line that reproduces these numbers"):
+    p_json, q_json, commands = toy_config.cli_commands(cfg, [method], [])
+    st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
+    c_p, c_q = st.columns(2)
+    c_p.code(p_json, language="json")
+    c_q.code(q_json, language="json")
+    st.code(commands, language="bash")
+    st.caption(f"The command gives {figures.short(method)}'s exact law of τ over every draw of the drafts and "
+               f"coins; this one iteration (draft seed {int(seed)}, coin seed {int(coin)}, {shown} "
+               f"{what} revealed) is in this page's address: copy it to share this exact step.")

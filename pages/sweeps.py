@@ -199,14 +199,14 @@ theory = df.groupby(["method", ax], sort=False)["exact_given_drafts"].mean().res
 be = be.merge(theory, on=["method", ax], how="left")
 st.plotly_chart(figures.sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
                                     title=f"Block efficiency against {AXES[ax]}", xlab=AXES[ax],
-                                    ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be")
+                                    ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be", config=figures.CHART_CONFIG)
 summary = be.rename(columns={"count": "runs", "exact_given_drafts": RUN_NAMES["exact_given_drafts"],
                              **ci_names("block efficiency")}).drop(columns=["std"])
 if "speedup" in df:
     sp = summarize("speedup")
     st.plotly_chart(figures.sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
                                         xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)",
-                                        runs="count"), key="sw_speedup")
+                                        runs="count"), key="sw_speedup", config=figures.CHART_CONFIG)
     names = ci_names("speedup")
     summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
 n_lo, n_hi = int(summary["runs"].min()), int(summary["runs"].max())

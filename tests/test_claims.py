@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from core.analysis import claims
 from core.analysis.claims import FAILS, HOLDS, NA, STATUSES
 from core.analysis.exact import exact_analysis
+from core.errors import InvalidInput
 from toy_models import PRESETS
 
 TOY = PRESETS["binary-toy"]
@@ -122,3 +124,22 @@ def test_statuses_are_the_three_allowed():
     assert all(v.status in STATUSES for v in verdicts)
     with pytest.raises(ValueError):
         claims.ClaimVerdict("Lossless", "maybe", {}, {})
+
+
+def test_search_defaults_keep_the_first_released_draws():
+    """Seed 0's first configurations, as drawn before V, T and the families could vary."""
+    got = [(c.kind, c.V, c.K, c.L, c.alpha, c.mix, c.seed, c.T) for c in claims.search_configs(0, 3)]
+    assert got == [("markov", 3, 2, 1, 0.3, 0.11, 40973, 1.0), ("iid", 3, 2, 3, 1.0, 0.68, 606635, 1.0),
+                   ("markov", 3, 2, 3, 0.3, 0.1, 815853, 1.0)]
+
+
+def test_search_draws_V_family_and_temperature_as_asked():
+    configs = claims.search_configs(5, 40, kinds=("table",), V_range=(4, 6), temperature=0.5)
+    assert {c.kind for c in configs} == {"table"} and {c.V for c in configs} == {4, 5, 6}
+    assert all(c.T == 0.5 and c.V ** (c.K * c.L) <= 4096 for c in configs)
+    draft, target = configs[0].models()
+    base_draft, _ = claims.random_pair("table", configs[0].V, configs[0].alpha, configs[0].mix, configs[0].seed)
+    assert draft.temperature == 0.5 and target.temperature == 0.5
+    assert not np.allclose(draft.cond(()), base_draft.cond(()))         # T = 0.5 sharpens p
+    with pytest.raises(InvalidInput):
+        claims.search_configs(0, 1, V_range=(2, claims.SEARCH_V_MAX + 1))

@@ -245,7 +245,8 @@ def timing_claim(K: int, L: int, Vs: Sequence[int] = TIMING_SIZES, blocks: int =
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """One random configuration of the search: ``random_pair(kind, V, alpha, mix, seed)`` with K, L."""
+    """One random configuration of the search: ``random_pair(kind, V, alpha, mix, seed)`` at
+    temperature T, with K, L."""
     index: int      # 1-based position in the search
     kind: str
     V: int
@@ -254,28 +255,43 @@ class SearchConfig:
     alpha: float
     mix: float
     seed: int
+    T: float = 1.0
 
     def models(self) -> tuple[ToyModel, ToyModel]:
-        """(draft p, target q)."""
-        return random_pair(self.kind, self.V, self.alpha, self.mix, self.seed)
+        """(draft p, target q), both at temperature T (p_T ∝ p^(1/T))."""
+        draft, target = random_pair(self.kind, self.V, self.alpha, self.mix, self.seed)
+        return draft.with_temperature(self.T), target.with_temperature(self.T)
 
 
-def search_configs(seed: int, trials: int) -> tuple[SearchConfig, ...]:
+#: Largest V the search draws: the monotonicity check at K + 1 = 4 drafts of one token then has at
+#: most V^4 = 4096 draft outcomes, like every other configuration of the search.
+SEARCH_V_MAX = 8
+
+
+def search_configs(seed: int, trials: int, *, kinds: Sequence[str] = ("iid", "markov"),
+                   V_range: tuple[int, int] = (2, 3), temperature: float = 1.0) -> tuple[SearchConfig, ...]:
     """The first ``trials`` configurations drawn from ``default_rng(seed)``: configuration i depends
-    only on (seed, i).  Kind iid/markov, V ∈ {2, 3}, K, L ∈ {1, 2, 3} with L lowered until
-    V^(K·L) ≤ 4096, Dirichlet α ∈ {0.3, 1, 3}, mismatch uniform on [0.1, 0.9] to 2 decimals."""
+    only on (seed, i) and the options.  Kind uniform on ``kinds``, V uniform on ``V_range``
+    (inclusive, within 2..``SEARCH_V_MAX``), K, L ∈ {1, 2, 3} with L lowered until V^(K·L) ≤ 4096,
+    Dirichlet α ∈ {0.3, 1, 3}, mismatch uniform on [0.1, 0.9] to 2 decimals, both models at
+    ``temperature``.  The defaults are the search as first released (same draws for the same seed)."""
+    lo, hi = (int(v) for v in V_range)
+    if not 2 <= lo <= hi <= SEARCH_V_MAX:
+        raise InvalidInput(f"the search's V range must lie within 2..{SEARCH_V_MAX}, got {lo}..{hi}")
+    if not kinds:
+        raise InvalidInput("the search needs at least one model family")
     rng = np.random.default_rng(int(seed))
     out = []
     for i in range(int(trials)):
-        kind = str(rng.choice(["iid", "markov"]))
-        V = int(rng.integers(2, 4))
+        kind = str(rng.choice(list(kinds)))
+        V = int(rng.integers(lo, hi + 1))
         K = int(rng.integers(1, 4))
         L = int(rng.integers(1, 4))
         while V ** (K * L) > 4096:
             L -= 1
         alpha = float(rng.choice([0.3, 1.0, 3.0]))
         mix = round(float(rng.uniform(0.1, 0.9)), 2)
-        out.append(SearchConfig(i + 1, kind, V, K, L, alpha, mix, int(rng.integers(0, 10**6))))
+        out.append(SearchConfig(i + 1, kind, V, K, L, alpha, mix, int(rng.integers(0, 10**6)), float(temperature)))
     return tuple(out)
 
 
@@ -288,7 +304,7 @@ class SearchRow:
     def as_dict(self) -> dict:
         c = self.config
         return {"#": c.index, "kind": c.kind, "V": c.V, "K": c.K, "L": c.L, "alpha": c.alpha,
-                "mismatch": c.mix, "model seed": c.seed, "claims broken": "; ".join(self.broken) or "none"}
+                "mismatch": c.mix, "model seed": c.seed, "T": c.T, "claims broken": "; ".join(self.broken) or "none"}
 
 
 def search_row(config: SearchConfig, result: ExactResult, next_result: ExactResult, cic: float,

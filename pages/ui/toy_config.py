@@ -136,6 +136,15 @@ URL_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "mc_n": ("lab_mc_n", _iterations),
     "mc_seed": ("lab_mc_seed", _number(int, 0, 10**9)),
 }
+#: The One-step page's own parameters (its drafts, coins, method and reveal position), read with the
+#: configuration and written by the page with ``write_page_url`` once its widgets have values.
+STEP_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "method": ("step_method", _choice(all_methods())),
+    "draft_seed": ("step_seed", _number(int, 0, 10**9)),
+    "coin_seed": ("step_coin", _number(int, 0, 10**9)),
+    "shown": ("step_shown", _number(int, 0, 10**6)),
+}
+URL_PARAMS.update(STEP_PARAMS)
 
 
 def _read_url() -> str | None:
@@ -165,10 +174,11 @@ def _read_url() -> str | None:
         ". The page shows the configuration in the sidebar instead."
 
 
-def _write_url(origin: dict, methods: bool, monte_carlo: bool) -> None:
+def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tuple[str, ...]) -> None:
     """Write the configuration to the URL (``st.query_params``), so that a refresh restores it and a
     copied link opens the same view; ``_read_url`` reads it back.  An edited table is written as
-    the JSON of its two models."""
+    the JSON of its two models; the page's own ``page_params`` keep the values the URL has (the page
+    writes them, ``write_page_url``)."""
     ss = st.session_state
     params = {"source": ss.toy_source}
     if ss.toy_source == "Preset":
@@ -186,9 +196,21 @@ def _write_url(origin: dict, methods: bool, monte_carlo: bool) -> None:
         params["methods"] = ",".join(ss.toy_methods)
     if monte_carlo:
         params.update(mc_n=str(ss.lab_mc_n), mc_seed=str(ss.lab_mc_seed))
+    params.update({k: v for k, v in st.query_params.to_dict().items() if k in page_params})
+    _set_url(params)
+
+
+def _set_url(params: dict[str, str]) -> None:
+    """Make ``params`` the URL, remembering it as this session's own (``_read_url`` leaves it alone)."""
     if params != st.query_params.to_dict():
         st.query_params.from_dict(params)
-    ss.toy_url = params
+    st.session_state.toy_url = params
+
+
+def write_page_url(values: dict[str, object]) -> None:
+    """Add a page's own parameters (e.g. ``STEP_PARAMS``) to the URL after its widgets, so that a
+    refresh restores them with the configuration."""
+    _set_url({**st.session_state.get("toy_url", {}), **{k: str(v) for k, v in values.items()}})
 
 
 def _defaults() -> None:
@@ -244,10 +266,11 @@ def _on_table_edit(V: int, editor_key: str) -> None:
 
 
 def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
-               monte_carlo: bool = False) -> ToyConfig | None:
+               monte_carlo: bool = False, page_params: tuple[str, ...] = ()) -> ToyConfig | None:
     """Render the toy-configuration sidebar and return the configuration (None after an error,
     which is shown as one sentence).  The configuration (with the methods, and the Monte Carlo
-    settings ``lab_mc_n``/``lab_mc_seed`` when ``monte_carlo``) is kept in the URL."""
+    settings ``lab_mc_n``/``lab_mc_seed`` when ``monte_carlo``) is kept in the URL, with the page's
+    own ``page_params`` (names in ``URL_PARAMS``) that the page writes itself."""
     _defaults()
     unapplied = _read_url()
     ss = st.session_state
@@ -322,7 +345,7 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
         ss.toy_methods = [m for m in ss.toy_methods if m in avail]
         chosen = sb.multiselect("Methods", avail, key="toy_methods",
                                 format_func=method_name, help="Every method keeps its colour on every page.")
-    _write_url(origin, methods, monte_carlo)
+    _write_url(origin, methods, monte_carlo, page_params)
     if unapplied:
         st.warning(unapplied)
     if error is not None:
