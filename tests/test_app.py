@@ -11,44 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 120
-
-
-def open_page(page: str, query: dict | None = None, state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    for k, v in (state or {}).items():
-        at.session_state[k] = v
-    at.run()
-    if page != "pages/start.py":
-        at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def figures_json(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def figure(at: AppTest, title_part: str) -> dict:
-    for fig in figures_json(at):
-        title = fig["layout"].get("title", {}).get("text", "")
-        if title_part in title:
-            return fig
-    raise AssertionError(f"no figure titled like {title_part!r}: "
-                         f"{[f['layout'].get('title', {}).get('text') for f in figures_json(at)]}")
-
-
-def slider(at: AppTest, key: str):
-    return next(s for s in at.slider if s.key == key)
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
+from tests.apptest import APP, figure, figures_json, no_errors, open_page, pair_state, slider  # noqa: E402
 
 # ------------------------------------------------------------------------------------------------
 # Start
@@ -391,13 +354,8 @@ def test_real_model_pages_render(page):
         assert "\n" not in e.value and "Traceback" not in e.value
 
 
-def _pair_state(tiny_pair) -> dict:
-    target, draft = tiny_pair
-    return {"dec_source": "Local folders or hub names", "dec_target": target, "dec_draft": draft}
-
-
 def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
-    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3})
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3})
     no_errors(at)
     assert any("Generate" in i.value for i in at.info)
     at.button(key="dec_go").click().run()
@@ -433,7 +391,7 @@ def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
     (StreamlitDuplicateElementId)."""
     from pages.ui import pair_picker
     monkeypatch.setattr(pair_picker, "LIVE_CHART_EVERY_S", -1.0)
-    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_max": 16, "dec_K": 1,
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 16, "dec_K": 1,
                                                     "dec_L": 1, "dec_T": 0.0, "dec_method": "bv"})
     at.button(key="dec_go").click().run()
     no_errors(at)
@@ -441,7 +399,7 @@ def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
 
 
 def test_live_decoder_controls_survive_a_pair_error(tiny_pair):
-    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_K": 3, "dec_L": 5, "dec_T": 0.4,
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_K": 3, "dec_L": 5, "dec_T": 0.4,
                                                     "dec_prompt": "x = 1\n", "dec_method": "spectr"})
     at.sidebar.text_input(key="dec_target").set_value("/no/such/model").run()
     assert at.error and not at.exception
@@ -454,7 +412,7 @@ def test_live_decoder_controls_survive_a_pair_error(tiny_pair):
 
 def test_live_decoder_drops_results_of_another_pair(tiny_pair):
     """A generation of one pair is not shown (nor its tokens decoded) with another pair."""
-    at = open_page("pages/live_decoder.py", state={**_pair_state(tiny_pair), "dec_max": 8})
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
     at.button(key="dec_go").click().run()
     no_errors(at)
     assert "How it went" in [h.value for h in at.main.header]
@@ -467,7 +425,7 @@ def test_live_decoder_drops_results_of_another_pair(tiny_pair):
 
 
 def test_sweeps_run_and_download(tiny_pair):
-    at = open_page("pages/sweeps.py", state={**_pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1,
+    at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1,
                                              "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]})
     no_errors(at)
     at.text_input(key="sw_values_K").set_value("1, 2").run()
@@ -485,47 +443,6 @@ def test_sweeps_run_and_download(tiny_pair):
 # ------------------------------------------------------------------------------------------------
 # A tiny random model pair on disk (no download), for the real-model pages
 # ------------------------------------------------------------------------------------------------
-
-def make_tiny_pair(root) -> tuple[str, str]:
-    """Two random one-layer Llama models sharing a small byte-level BPE tokenizer trained on a few
-    lines of Python, saved under root/target and root/draft.  Returns the two paths."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-    import torch
-
-    root = Path(root)
-    corpus = ["def main():\n    return 0\n", "import os\nimport sys\n", "class Config:\n    pass\n",
-              "for i in range(10):\n    print(i)\n", "if __name__ == '__main__':\n    main()\n"] * 20
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
-                                   eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    paths = []
-    for name, seed, layers in (("target", 0, 2), ("draft", 1, 1)):
-        torch.manual_seed(seed)
-        cfg = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
-                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-                          bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
-                          pad_token_id=fast.pad_token_id)
-        model = LlamaForCausalLM(cfg)
-        with torch.no_grad():  # a draft close to the target makes acceptance interesting
-            for p in model.parameters():
-                p.mul_(3.0)
-        out = root / name
-        model.save_pretrained(out)
-        fast.save_pretrained(out)
-        paths.append(str(out))
-    return paths[0], paths[1]
-
-
-@pytest.fixture(scope="session")
-def tiny_pair(tmp_path_factory):
-    pytest.importorskip("transformers")
-    return make_tiny_pair(tmp_path_factory.mktemp("pair"))
-
 
 def test_pair_picker_lists_smollm2_and_hub_presets():
     """The picker offers the offline SmolLM2 pair and the hub presets; offline, a hub preset fails

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from core.analysis import claims  # noqa: E402
 from pages.ui import cached, figures  # noqa: E402
-from tests.test_app import figure, no_errors, open_page  # noqa: E402
+from tests.apptest import figure, no_errors, open_page  # noqa: E402
 
 #: A seeded random Markov pair (V = 3) on which best-of-K + BV's E[τ] drops with K at L = 1.
 DROPS = {"source": "Seeded random", "kind": "markov", "V": "3", "alpha": "0.5", "mix": "0.3", "seed": "4",

@@ -21,7 +21,7 @@ from core.sweep.engine import map_batches, run_sweep  # noqa: E402
 from core.sweep.summary import leaderboard  # noqa: E402
 from core.sweep.work import KEY_COLUMNS  # noqa: E402
 from pages.ui import figures, routing  # noqa: E402
-from tests.test_app import figure, no_errors, open_page  # noqa: E402
+from tests.apptest import figure, no_errors, open_page  # noqa: E402
 
 METHODS = ["sd", "bv", "rbv", "spectr_gbv"]
 TINY = {"lb_families": ["iid"], "lb_V": [2], "lb_K": [1, 2], "lb_L": [1], "lb_n": 2, "lb_seed": 7, "lb_methods": METHODS}

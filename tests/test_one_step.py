@@ -11,7 +11,7 @@ from core.analysis.sampling import draw_block  # noqa: E402
 from core.data.tree import DraftBlock  # noqa: E402
 from core.rules.registry import get_verifier  # noqa: E402
 from pages.ui import figures  # noqa: E402
-from tests.test_app import figure, figures_json, no_errors, open_page, slider  # noqa: E402
+from tests.apptest import figure, figures_json, no_errors, open_page, slider  # noqa: E402
 from toy_models.presets import PRESETS  # noqa: E402
 
 EXTRA = "extra token (correction or bonus)"

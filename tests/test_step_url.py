@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from pages.ui import figures  # noqa: E402
-from tests.test_app import figure, figures_json, no_errors, open_page  # noqa: E402
+from tests.apptest import figure, figures_json, no_errors, open_page  # noqa: E402
 
 STEP = {"preset": "several-drafts", "method": "spectr_gbv", "draft_seed": "5", "coin_seed": "2", "shown": "1"}
 

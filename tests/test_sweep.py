@@ -13,7 +13,7 @@ import pytest
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.cli import main as cli_main
 from core.rules.registry import REGISTRY
-from core.sweep.config import FAMILIES, InstanceKey, SweepConfig, SweepError, check_config, default_methods
+from core.sweep.config import InstanceKey, SweepConfig, SweepError, default_methods
 from core.sweep.engine import run_sweep
 from core.sweep.instances import instance_models, reopen
 from core.sweep.store import ResultsStore, read_results

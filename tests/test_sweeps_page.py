@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage  # noqa: E402
-from test_app import _pair_state, figure, no_errors, open_page, tiny_pair  # noqa: E402,F401
+from tests.apptest import figure, no_errors, open_page, pair_state  # noqa: E402
 
 PROMPTS = ["def main():\n", "import os\n"]
 
@@ -34,7 +34,7 @@ def downloads(monkeypatch) -> dict[str, str]:
 
 
 def run_sweep(tiny_pair, values: str, prompts: list[str], seeds: int, baseline: bool, methods=("bv",)):
-    at = open_page("pages/sweeps.py", state={**_pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": seeds,
+    at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": seeds,
                                              "sw_T": 1.0, "sw_methods": list(methods), "sw_baseline": baseline,
                                              "sw_prompts": "\n".join(p.replace("\n", "\\n") for p in prompts)})
     at.text_input(key="sw_values_K").set_value(values).run()

@@ -1,0 +1,89 @@
+"""What the app's tests share: opening a page with Streamlit's AppTest, reading its figures, and a
+tiny random Llama pair for the real-model pages (built on the fly, no download)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 120
+
+
+def open_page(page: str, query: dict | None = None, state: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    for k, v in (state or {}).items():
+        at.session_state[k] = v
+    at.run()
+    if page != "pages/start.py":
+        at.switch_page(page).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def figures_json(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def figure(at: AppTest, title_part: str) -> dict:
+    for fig in figures_json(at):
+        title = fig["layout"].get("title", {}).get("text", "")
+        if title_part in title:
+            return fig
+    raise AssertionError(f"no figure titled like {title_part!r}: "
+                         f"{[f['layout'].get('title', {}).get('text') for f in figures_json(at)]}")
+
+
+def slider(at: AppTest, key: str):
+    return next(s for s in at.slider if s.key == key)
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+
+
+def make_tiny_pair(root) -> tuple[str, str]:
+    """Two random one-layer Llama models sharing a small byte-level BPE tokenizer trained on a few
+    lines of Python, saved under root/target and root/draft.  Returns the two paths."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    import torch
+
+    root = Path(root)
+    corpus = ["def main():\n    return 0\n", "import os\nimport sys\n", "class Config:\n    pass\n",
+              "for i in range(10):\n    print(i)\n", "if __name__ == '__main__':\n    main()\n"] * 20
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                   eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+    paths = []
+    for name, seed, layers in (("target", 0, 2), ("draft", 1, 1)):
+        torch.manual_seed(seed)
+        cfg = LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64, num_hidden_layers=layers,
+                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
+                          bos_token_id=fast.bos_token_id, eos_token_id=fast.eos_token_id,
+                          pad_token_id=fast.pad_token_id)
+        model = LlamaForCausalLM(cfg)
+        with torch.no_grad():  # a draft close to the target makes acceptance interesting
+            for p in model.parameters():
+                p.mul_(3.0)
+        out = root / name
+        model.save_pretrained(out)
+        fast.save_pretrained(out)
+        paths.append(str(out))
+    return paths[0], paths[1]
+
+
+def pair_state(tiny_pair) -> dict:
+    """Session state that makes the real-model pages load the tiny pair from its two folders."""
+    target, draft = tiny_pair
+    return {"dec_source": "Local folders or hub names", "dec_target": target, "dec_draft": draft}
