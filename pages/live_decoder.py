@@ -84,18 +84,19 @@ live_chart = st.empty()
 
 if go:
     texts = pair_picker.TokenTexts(pair)
-    segments: list[tuple[list[str], str, bool]] = []
+    colored = pair_picker.ColoredText(prompt)
     t0 = time.perf_counter()
     last = [0.0, 0.0]
     n_redraws = [0]
     taus: list[int] = []
+    chart: list = []   # the live figure, built once: a redraw only sets its bars (a build costs ~0.07 s)
 
     split = {"draft": 0.0, "target": 0.0, "verify": 0.0}
 
     def on_iteration(it) -> None:
         """Called by the decoder after each iteration with its ``IterationTrace``."""
         new = texts.extend([*it.accepted, it.extra])
-        segments.append((new[:it.tau], new[it.tau], bool(it.is_bonus)))
+        colored.add(new[:it.tau], new[it.tau], bool(it.is_bonus))
         taus.append(it.tau)
         split["draft"] += it.draft_s
         split["target"] += it.target_s
@@ -103,7 +104,7 @@ if go:
         now = time.perf_counter()
         if now - last[0] > pair_picker.LIVE_TEXT_EVERY_S:
             last[0] = now
-            text_box.markdown(pair_picker.colored_text_html(prompt, segments), unsafe_allow_html=True)
+            text_box.markdown(colored.html(), unsafe_allow_html=True)
             n = len(taus)
             busy = sum(split.values()) or 1.0
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
@@ -113,8 +114,11 @@ if go:
         if now - last[1] > pair_picker.LIVE_CHART_EVERY_S:
             last[1] = now
             rates = [float(np.mean([t >= i for t in taus])) for i in range(1, int(L) + 1)]
+            if not chart:
+                chart.append(figures.acceptance_per_position({method: rates}))
+            chart[0].data[0].y = rates
             # A redraw is a new element: its key must be new too (an unkeyed one repeats its id).
-            live_chart.plotly_chart(figures.acceptance_per_position({method: rates}), key=f"dec_live_{n_redraws[0]}")
+            live_chart.plotly_chart(chart[0], key=f"dec_live_{n_redraws[0]}", config=figures.CHART_CONFIG)
             n_redraws[0] += 1
 
     try:
@@ -147,11 +151,11 @@ c[4].metric("Stopped because", gen.stop_reason)
 left, right = st.columns(2)
 with left:
     st.plotly_chart(figures.acceptance_per_position({result["config"]["method"]: m.acceptance_per_position}),
-                    key="dec_accept")
+                    key="dec_accept", config=figures.CHART_CONFIG)
 with right:
     st.plotly_chart(figures.time_split({result["config"]["method"]: {
         "draft": m.time_draft_s, "target": m.time_target_s, "verify": m.time_verify_s,
-        "other": m.time_other_s}}), key="dec_time")
+        "other": m.time_other_s}}), key="dec_time", config=figures.CHART_CONFIG)
 
 # -- one iteration's draft tree -----------------------------------------------------------------
 st.header("Open any iteration's draft tree")
@@ -165,7 +169,7 @@ if gen.iterations:
         st.plotly_chart(figures.draft_tree(
             block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
             title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
-                  f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
+                  f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree", config=figures.CHART_CONFIG)
         cols = st.columns(3)
         cols[0].metric("E[τ | these drafts]", text.fmt(it.expected_tau),
                        help="Exact over the verifier's coins, where the rule has a closed form.")
@@ -208,10 +212,10 @@ if cmp_:
     a, b = st.columns(2)
     with a:
         st.plotly_chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
-                        key="dec_cmp_accept")
+                        key="dec_cmp_accept", config=figures.CHART_CONFIG)
     with b:
         st.plotly_chart(figures.time_split({k: {"draft": v.time_draft_s, "target": v.time_target_s,
                                                  "verify": v.time_verify_s, "other": v.time_other_s}
-                                             for k, v in cmp_.items()}), key="dec_cmp_time")
+                                             for k, v in cmp_.items()}), key="dec_cmp_time", config=figures.CHART_CONFIG)
     st.caption("Same prompt, seed, K, L and T for every method. With T > 0 the texts differ between "
                "methods (their coins differ) but every lossless method samples from the target's law.")

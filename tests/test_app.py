@@ -469,3 +469,23 @@ def test_the_router_prewarms_the_decoder_imports_in_the_background():
     thread.join(timeout=300)
     assert not thread.is_alive()
     assert all(name in sys.modules for name in routing.DECODER_IMPORTS)
+
+
+def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
+    """In a fresh process the router's prewarm thread and the live decoder's model load both import
+    from transformers, whose lazy names are not thread-safe; unserialised, the load failed every
+    time with "Cannot import name 'AutoModelForCausalLM' from 'transformers'" (issue 15, item 1).
+    A fresh process is needed: here transformers is already imported."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from streamlit.testing.v1 import AppTest\n"
+            f"at = AppTest.from_file({APP!r}, default_timeout=600).run()\n"
+            "at.switch_page('pages/live_decoder.py').run()\n"
+            "print('ERRORS', [e.value for e in at.error] + [str(e.value) for e in at.exception])\n"
+            "print('LOADED', any('Loaded' in c.value for c in at.sidebar.caption))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(Path(APP).parent), capture_output=True,
+                         text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert "ERRORS []" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "LOADED True" in out.stdout, out.stdout[-2000:]

@@ -24,7 +24,7 @@ from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDec
 from pages.ui import errors
 
 __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
-           "decoder_methods", "TokenTexts", "token_texts", "visible", "block_from_trace", "colored_text_html",
+           "decoder_methods", "TokenTexts", "token_texts", "visible", "block_from_trace", "ColoredText", "colored_text_html",
            "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
 
 #: The live page redraws its text and metrics, and its chart, at most this often (seconds).
@@ -280,22 +280,41 @@ def _html_text(text: str) -> str:
                                         ord("\\"): "&#92;", ord("["): "&#91;", ord("]"): "&#93;"})
 
 
-def colored_text_html(prompt: str, segments: list[tuple[list[str], str, bool]]) -> str:
-    """HTML for the generated text: each iteration's accepted draft tokens on a green background
-    (two shades alternating, so iterations can be told apart) and its extra token on gold."""
-    parts = [f'<span style="color:#888">{_html_text(prompt)}</span>']
-    for i, (accepted, extra, bonus) in enumerate(segments):
+class ColoredText:
+    """The generated text as HTML, built as the iterations arrive: each iteration's accepted draft
+    tokens on a green background (two shades alternating, so iterations can be told apart) and its
+    extra token on gold.  Each token's span is made once, so a live redraw only joins the strings made
+    so far instead of escaping every token again."""
+
+    def __init__(self, prompt: str) -> None:
+        self._parts = [f'<span style="color:#888">{_html_text(prompt)}</span>']
+        self._iterations = 0
+
+    def add(self, accepted: list[str], extra: str, bonus: bool) -> None:
+        """One iteration: its accepted draft tokens' texts, its extra token's text ("" if cut), bonus?"""
+        i = self._iterations
+        self._iterations += 1
         shade = "#c7e9c0" if i % 2 == 0 else "#a1d99b"
         for t in accepted:
-            parts.append(f'<span style="background:{shade}" title="iteration {i + 1}: accepted draft token">'
-                         f'{_html_text(t)}</span>')
+            self._parts.append(f'<span style="background:{shade}" title="iteration {i + 1}: accepted draft token">'
+                               f'{_html_text(t)}</span>')
         if extra:
-            parts.append(f'<span style="background:{"#fdae6b" if bonus else "#ffe08a"}" '
-                         f'title="iteration {i + 1}: {"bonus" if bonus else "correction"} token">'
-                         f'{_html_text(extra)}</span>')
-    return ('<div style="font-family:ui-monospace,monospace;white-space:pre-wrap;line-height:1.6;'
-            'border:1px solid #ddd;border-radius:6px;padding:10px;max-height:420px;overflow:auto">'
-            + "".join(parts) + "</div>")
+            self._parts.append(f'<span style="background:{"#fdae6b" if bonus else "#ffe08a"}" '
+                               f'title="iteration {i + 1}: {"bonus" if bonus else "correction"} token">'
+                               f'{_html_text(extra)}</span>')
+
+    def html(self) -> str:
+        return ('<div style="font-family:ui-monospace,monospace;white-space:pre-wrap;line-height:1.6;'
+                'border:1px solid #ddd;border-radius:6px;padding:10px;max-height:420px;overflow:auto">'
+                + "".join(self._parts) + "</div>")
+
+
+def colored_text_html(prompt: str, segments: list[tuple[list[str], str, bool]]) -> str:
+    """``ColoredText`` of the prompt and all ``segments`` (accepted token texts, extra token text, bonus?)."""
+    text = ColoredText(prompt)
+    for accepted, extra, bonus in segments:
+        text.add(accepted, extra, bonus)
+    return text.html()
 
 
 LEGEND_HTML = ('<span style="background:#c7e9c0">&nbsp;accepted draft tokens&nbsp;</span> '

@@ -64,20 +64,27 @@ def leaderboard() -> StreamlitPage:
 
 
 #: What the real-model pages import: torch and transformers' model and tokenizer machinery, about
-#: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading").
-DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.llama.modeling_llama",
-                   "transformers.models.auto.tokenization_auto")
+#: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading").  The first is the module that
+#: loads the pairs; the others are imported under its load lock.
+DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.auto.modeling_auto",
+                   "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
 
 
 @st.cache_resource(show_spinner=False)
 def prewarm_decoder_imports() -> threading.Thread:
     """Import the real decoder's libraries in a background thread, once per server process, so that
-    they are loaded by the time a reader opens a real-model page.  Python's import lock makes a page
-    that needs them first simply wait for the thread to finish; nothing is loaded twice."""
+    they are loaded by the time a reader opens a real-model page.
+
+    transformers resolves its names lazily, and two threads doing so at once can fail ("Cannot import
+    name 'AutoModelForCausalLM' from 'transformers'").  So, once the loading module is imported,
+    the rest is imported holding its load lock (``pair_picker.LOADS.lock``): a model load and this
+    thread never import from transformers at the same time; whichever comes second waits."""
     def run():
         try:
-            for name in DECODER_IMPORTS:
-                importlib.import_module(name)
+            picker = importlib.import_module(DECODER_IMPORTS[0])
+            with picker.LOADS.lock:
+                for name in DECODER_IMPORTS[1:]:
+                    importlib.import_module(name)
         except ImportError:  # the page that needs the module reports it, in one sentence
             pass
     thread = threading.Thread(target=run, name="prewarm-decoder-imports", daemon=True)
