@@ -93,7 +93,7 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
     for m, K, L in configs:
         decs[(m, K, L)] = SpeculativeDecoder(pair, m, K, L, sampling, trace=False)   # as timed: no traces
     sums = {key: dict(tokens=0, seconds=0.0, iterations=0, accepted=0, verify_s=0.0, draft_s=0.0,
-                      target_s=0.0, root_acc=0.0) for key in decs}
+                      target_s=0.0, root_acc=0.0, per_prompt=[]) for key in decs}
     for j, prompt in enumerate(prompts):
         for key, dec in decs.items():
             t0 = time.perf_counter()
@@ -108,6 +108,7 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
             s["draft_s"] += g.metrics.time_draft_s
             s["target_s"] += g.metrics.time_target_s
             s["root_acc"] += g.metrics.mean_root_acceptance * g.metrics.iterations
+            s["per_prompt"].append(g.metrics.block_efficiency)
         log(f"prompt {j + 1}/{len(prompts)} done")
     ar = sums[("autoregressive", 0, 0)]
     ar_tps = ar["tokens"] / ar["seconds"]
@@ -120,6 +121,8 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
                "tokens_per_second": tps, "speedup_vs_autoregressive": tps / ar_tps}
         if m != "autoregressive":
             row.update(block_efficiency=(s["accepted"] + s["iterations"]) / s["iterations"],
+                       block_efficiency_per_prompt=s["per_prompt"],
+                       block_efficiency_se=standard_error(s["per_prompt"]),
                        verify_fraction=s["verify_s"] / s["seconds"],
                        draft_fraction=s["draft_s"] / s["seconds"],
                        target_fraction=s["target_s"] / s["seconds"],
@@ -129,6 +132,13 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
                        lossless=bool(get_verifier(m).lossless_by_theory))
         rows.append(row)
     return rows
+
+
+def standard_error(values: list[float]) -> float:
+    """std / √n of per-prompt values (nan for fewer than two): the noise of their mean from the
+    choice of prompts and seeds; rows share prompts and seeds, so a difference between two rows is
+    better judged prompt by prompt (``block_efficiency_per_prompt``)."""
+    return float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -141,9 +151,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--L", type=int, default=4)
     ap.add_argument("--K", type=int, default=4)
     ap.add_argument("--T", type=float, default=0.7)
-    ap.add_argument("--multi", default="specinfer,spectr,rbv,best_of_k_bv",
+    ap.add_argument("--multi", default="specinfer,spectr,rbv,best_of_k_bv,traversal,otv",
                     help="multi-draft rules run at K")
-    ap.add_argument("--extra", default="sd:1:3,bv:1:3,sd:1:5,bv:1:5,rbv:2:3,rbv:2:4,specinfer:2:4,best_of_k_bv:2:4",
+    ap.add_argument("--extra", default="sd:1:3,bv:1:3,sd:1:5,bv:1:5,rbv:2:3,rbv:2:4,specinfer:2:4,best_of_k_bv:2:4,"
+                    "traversal:2:4,otv:2:4",
                     help="more configurations method:K:L (other block lengths; K = 2 costs less than K = 4 on a CPU)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's own, one per core; the figures in the README use 2)")
@@ -217,12 +228,13 @@ def main(argv: list[str] | None = None) -> dict:
             "met": best_multi["block_efficiency"] / sd["block_efficiency"] >= 1.2,
             "config": f"{best_multi['method']} K={best_multi['K']} vs sd K=1, L={args.L}"},
     }
-    print(f"\n{'method':14s} {'K':>2s} {'L':>2s} {'tok/s':>7s} {'speedup':>8s} {'BE':>6s} "
+    print(f"\n{'method':14s} {'K':>2s} {'L':>2s} {'tok/s':>7s} {'speedup':>8s} {'BE':>6s} {'± SE':>5s} "
           f"{'1-TV root':>9s} {'draft%':>7s} {'target%':>8s} {'verify%':>8s}")
     for r in rows:
         print(f"{r['method']:14s} {r['K']:2d} {r['L']:2d} {r['tokens_per_second']:7.2f} "
               f"{r['speedup_vs_autoregressive']:7.2f}x "
-              + (f"{r['block_efficiency']:6.2f} {r['mean_root_acceptance']:9.3f} {100 * r['draft_fraction']:6.1f}% "
+              + (f"{r['block_efficiency']:6.2f} {r['block_efficiency_se']:5.2f} {r['mean_root_acceptance']:9.3f} "
+                 f"{100 * r['draft_fraction']:6.1f}% "
                  f"{100 * r['target_fraction']:7.1f}% {100 * r['verify_fraction']:7.1f}%"
                  if "block_efficiency" in r else ""))
     print("goals:", json.dumps(out["goals"], indent=1))

@@ -258,6 +258,37 @@ def test_best_of_k_lean_trace_has_h_where_coins_were_tossed():
         assert all("h" in a.trace.quantities[n] for n in a.trace.quantities if n)
 
 
+def test_fast_ranking_is_the_stable_ranking_bit_for_bit():
+    """Best-of-K and OTV rank by q/p with a default sort and fix the ties afterwards, skip the
+    tokens the draft gives p = 0, and take best-of-K's p* on p > 0 only (decoder speed on SmolLM2's
+    49152 ids, 40960 of them with p = 0); the ranking must be a stable sort's and p* the full
+    computation's, to the bit."""
+    from core.rules.best_of_k import (SelectedPathLaw, _ratios, mass_above, rank_order,
+                                      selected_mass)
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        V = int(rng.integers(2, 3000))
+        # float32-rounded logits: equal ratios; p = 0 on a random part of the vocabulary
+        p = np.exp(np.round(rng.normal(size=V) * 3, 1)).astype(np.float64)
+        q = np.exp(np.round(rng.normal(size=V) * 3, 1)).astype(np.float64)
+        p[rng.random(V) < rng.random()] = 0.0
+        p[rng.integers(V)] = 1.0
+        p, q = p / p.sum(), q / q.sum()
+        stable = np.argsort(-_ratios(p, q), kind="stable")
+        assert np.array_equal(rank_order(p, q), stable)
+        assert np.array_equal(rank_order(np.stack([p, q]), np.stack([q, p])),
+                              np.argsort(-_ratios(np.stack([p, q]), np.stack([q, p])), axis=-1, kind="stable"))
+        K = int(rng.integers(2, 5))
+        path = tuple(int(t) for t in rng.choice(V, size=2, p=p))
+        law = SelectedPathLaw(lambda u: p, lambda u: q, path, K)
+        for i in range(2):
+            # the full formula on every token: p* = (F_c^K − max(F_c − p(u)·p, 0)^K) / P*(u)
+            F_child = law.F[i] - law.p_u[i] * mass_above(p, q)
+            full = selected_mass(F_child, law.p_u[i] * p, K) / selected_mass(law.F[i], law.p_u[i], K)
+            assert np.array_equal(law[i], full), (trial, i)
+            assert (law[i] >= 0).all() and abs(law[i].sum() - 1) < 1e-9
+
+
 def test_greedy_tiny_pair_every_method(tiny):
     ref = AutoregressiveDecoder(tiny, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=0)
     for m in decoder_methods():
@@ -267,7 +298,7 @@ def test_greedy_tiny_pair_every_method(tiny):
 
 
 def test_traces_and_metrics(tiny):
-    for method in ("sd", "bv", "spectr"):
+    for method in ("sd", "bv", "spectr", "traversal", "otv"):
         K, L = 3, 3
         seen = []
         g = SpeculativeDecoder(tiny, method, K, L, SamplingConfig(1.0), keep_blocks=True).generate(
@@ -308,6 +339,56 @@ def test_traces_and_metrics(tiny):
             for k, row in enumerate(it.block.drafts):
                 for i in range(L):
                     assert it.block.p[tuple(row[:i])][row[i]] > 0
+
+
+@pytest.mark.parametrize("method", ["traversal", "otv"])
+def test_traversal_traces_replay_the_walk(tiny, method):
+    """A traversal rule's iteration trace carries its walk (``Trace.steps``): replayed against the
+    block's p and q with the rule's own policy, the steps give every node's k, each visited child's
+    S(c), T(c) and weight, each residual update (w', A, the top of T'), and the accepted prefix runs
+    through exactly the visited children marked accepted.  Other rules log no steps."""
+    from core.data.distributions import acceptance_ratio
+    from core.decoding.verification import top_entries
+    from core.rules.otv import ordered
+    from core.rules.traversal import first_appearance
+    from core.rules.traversal_walk import residual_update
+    policy = {"traversal": first_appearance, "otv": ordered}[method]
+    decoder = SpeculativeDecoder(tiny, method, 3, 3, SamplingConfig(1.0), keep_blocks=True)
+    iterations = [it for seed in range(5, 9) for it in decoder.generate(TINY_PROMPT, 40, seed).iterations]
+    visits = residuals = 0
+    for it in iterations:
+        block, steps = it.block, it.steps
+        assert (steps[0]["node"], steps[0]["event"], steps[0]["w"], steps[0]["k"]) == ([], "enter", 1.0, 3.0)
+        w, T, state, last = {}, {}, {}, {}
+        for st in steps:
+            b = tuple(st["node"])
+            if st["event"] == "enter":
+                w[b], T[b] = st["w"], block.q[b]
+                state[b] = policy(block.p[b], T[b], w[b], block.multiplicity(b))
+                assert {k: st[k] for k in state[b].describe()} == state[b].describe()
+                assert st["k"] == state[b].k
+            elif st["event"] == "visit":
+                parent, c = b[:-1], b[-1]
+                S = state[parent].law()
+                assert (st["S"], st["T"]) == (S[c], T[parent][c])
+                assert st["w"] == acceptance_ratio(w[parent] * T[parent][c], S[c])
+                assert st["multiplicity"] == block.multiplicity(b)
+                assert st["accepted"] == (it.accepted[:len(b)] == b)
+                last[parent] = (c, int(st["multiplicity"]), S)
+                visits += 1
+            else:
+                assert st["event"] == "residual"
+                c, j, S = last[b]
+                w[b], T[b], A = residual_update(w[b], T[b], S, not b)
+                assert (st["w"], st["A"], st["vector_top"]) == (w[b], A, top_entries(T[b]))
+                state[b] = state[b].after(c, j)
+                residuals += 1
+        accepted_visits = [tuple(st["node"]) for st in steps if st["event"] == "visit" and st["accepted"]]
+        assert accepted_visits == [it.accepted[:i] for i in range(1, it.tau + 1)]
+        json.dumps(it.to_dict(str))
+    assert visits > len(iterations) and residuals > 0       # rejections happened and were logged
+    plain = SpeculativeDecoder(tiny, "bv", 1, 3, SamplingConfig(1.0)).generate(TINY_PROMPT, 10, seed=5)
+    assert all(it.steps == [] for it in plain.iterations)
 
 
 def test_top_k_top_p_apply_to_both_models(tiny):

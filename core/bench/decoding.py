@@ -82,7 +82,7 @@ def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int)
     tokens = iterations = accepted = 0
     wall = 0.0
     split = dict(draft=0.0, target=0.0, verify=0.0, other=0.0)
-    per_pos = []
+    per_pos, per_prompt = [], []
     for j in range(n_prompts):
         t0 = time.perf_counter()
         n_tok, n_it, n_acc, extra = run(j)
@@ -90,6 +90,8 @@ def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int)
         tokens += n_tok
         iterations += n_it
         accepted += n_acc
+        if n_it:
+            per_prompt.append((n_acc + n_it) / n_it)
         for k in split:
             split[k] += extra.get(k, 0.0)
         if "per_pos" in extra:
@@ -97,6 +99,12 @@ def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int)
     out = {"tokens": tokens, "iterations": iterations, "wall_s": wall,
            "tokens_per_second": tokens / wall if wall > 0 else 0.0,
            "block_efficiency": (accepted + iterations) / iterations if iterations else None}
+    if per_prompt and iterations:
+        # the noise of block efficiency from the choice of prompts and seeds: std / √n over prompts
+        # (rows share prompts and seeds, so compare two rows prompt by prompt)
+        out["block_efficiency_per_prompt"] = per_prompt
+        out["block_efficiency_se"] = (float(np.std(per_prompt, ddof=1) / np.sqrt(len(per_prompt)))
+                                      if len(per_prompt) > 1 else None)
     loop = sum(split.values())
     if loop > 0:
         out["time_split"] = {k: v / loop for k, v in split.items()}
@@ -305,7 +313,7 @@ def goals(rows: list[dict], baselines: list[dict]) -> dict:
 
 
 def format_table(result: dict) -> str:
-    cols = ["method", "K", "L", "temperature", "block_efficiency", "tokens_per_second",
+    cols = ["method", "K", "L", "temperature", "block_efficiency", "block_efficiency_se", "tokens_per_second",
             "speedup_vs_autoregressive", "verify_fraction"]
     lines = ["  ".join(f"{c[:14]:>14}" for c in cols)]
     for r in result["rows"]:

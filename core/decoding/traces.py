@@ -1,5 +1,5 @@
 """What one iteration of speculative decoding records: the draft tree with p and q, the verifier's
-tests and quantities, the outcome, and the root's acceptance numbers (spec §6).
+tests and quantities, the outcome, and the root's acceptance numbers (docs/maths.md).
 
 ``core.decoding.verification.iteration_trace`` fills these; the app draws them and the command line
 prints ``IterationTrace.to_dict``.
@@ -38,6 +38,7 @@ class IterationTrace:
     nodes: list[TreeNodeTrace]
     tests: list[dict]                   # the verifier's acceptance tests, in order
     quantities: list[dict]              # [{"node": [...], name: value, ...}]
+    steps: list[dict]                   # the rule's ordered log (step_traces)
     rejected: list[Node]
     accepted: Node
     accepted_draft: int                 # 0-based, -1 when nothing was accepted

@@ -3,7 +3,8 @@ it into an accepted prefix s and an extra token y, and the iteration's trace is 
 
 The seeded generator that drew the drafts also drives the rule, so a run replays exactly.  The trace
 keeps the top ``TRACE_TOP`` entries of each distribution, E[τ | drafts] where the rule has a closed
-form, and at the root the single-token optimum α* with K drafts (spec §6) and 1 − TV(p, q).
+form, at the root the single-token optimum α* with K drafts (docs/maths.md) and 1 − TV(p, q), and the
+rule's ordered log of steps (``step_traces``: a traversal rule's walk, node by node).
 """
 from __future__ import annotations
 
@@ -53,6 +54,27 @@ def node_traces(block: DraftBlock) -> list[TreeNodeTrace]:
     return nodes
 
 
+def step_traces(steps, accepted: Node) -> list[dict]:
+    """A rule's ``Trace.steps`` as plain dicts, in order: {"node": [...], "event": ..., its values}.
+
+    For the traversal rules that is the walk itself: 'enter' a node (w, k, OTV's order), 'visit' a
+    child (its weight w, S(c), T(c), multiplicity; here also "accepted", whether the accepted
+    prefix runs through it, i.e. whether its subtree passed), 'residual' after a rejected child
+    (w', A, and T' as "vector_top", its top entries; the whole vector stays with the rule).  The
+    acceptance tests themselves are ``tests``: a leaf's comes right after its 'visit', an inner
+    node's after its last 'residual'.
+    """
+    out = []
+    for st in steps:
+        d = dict(node=list(st.node), event=st.event, **st.values)
+        if st.event == "visit":
+            d["accepted"] = tuple(accepted[:len(st.node)]) == st.node
+        if st.vector is not None:
+            d["vector_top"] = top_entries(st.vector)
+        out.append(d)
+    return out
+
+
 def iteration_trace(verifier: Verifier, block: DraftBlock, verdict: Verdict, *, index: int,
                     position: int, seconds: tuple[float, float, float], keep_block: bool
                     ) -> IterationTrace:
@@ -70,6 +92,7 @@ def iteration_trace(verifier: Verifier, block: DraftBlock, verdict: Verdict, *, 
         tests=[dict(node=list(t.node), draft=t.draft, prob=t.prob, passed=t.passed, kind=t.kind)
                for t in tr.tests],
         quantities=[dict(node=list(s), **vals) for s, vals in tr.quantities.items()],
+        steps=step_traces(tr.steps, tuple(verdict.accepted)),
         rejected=list(tr.rejected), accepted=tuple(verdict.accepted),
         accepted_draft=int(verdict.draft), tau=verdict.tau, extra=int(verdict.extra),
         is_bonus=bool(verdict.is_bonus), residual_top=top_entries(residual),

@@ -1,8 +1,10 @@
-"""OTV, ordered traversal verification (new here; spec §2): the recursion of
+"""OTV, ordered traversal verification (new here; docs/maths.md): the recursion of
 ``core.rules.traversal_walk`` with children visited best first by q/p.
 
-At a visited node b the vocabulary is ranked by decreasing q(x|b)/p(x|b) (p = 0 first, ties by
-smaller token id; ``best_of_k.rank_order``), lazily: O(V log V) per visited node.  For a set of
+At a visited node b entered with k ≥ 2 drafts the vocabulary is ranked by decreasing
+q(x|b)/p(x|b) (p = 0 first, ties by smaller token id; ``best_of_k.rank_order``): O(V log V) per such
+node, and only at the nodes the walk visits.  A node entered with one draft needs no ranking: its
+one child's law is s itself and no draft is left after it.  For a set of
 allowed tokens and k drafts left, the *best-of-k law* is B(x) = G(x)^k − (G(x) − s(x))^k, with s =
 p(·|b) restricted to the allowed tokens and renormalised and G(x) the s-mass of the allowed tokens
 ranked at or below x: the law of the best-ranked of k i.i.d. draws from s.  Its multiplicity law
@@ -38,22 +40,28 @@ from core.rules.traversal_walk import (first_drafted, iid_branches, traversal_la
 def best_of_k(s: np.ndarray, order: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(B, G) for a sub-distribution s (already restricted and renormalised) and the ranking
     ``order`` (best first): G(x) = Σ_(t ranked at or below x) s(t) and
-    B(x) = G^k − (G − s)^k = s·Σ_(i<k) G^i·(G − s)^(k−1−i) (this form stays positive for tiny s)."""
+    B(x) = G^k − (G − s)^k = s·Σ_(i<k) G^i·(G − s)^(k−1−i) (this form stays positive for tiny s).
+    B = 0 where s = 0 (the sum is finite: 0 ≤ G − s ≤ G ≤ 1), so the powers are taken where s > 0
+    only (a draft with a reduced vocabulary, like SmolLM2's, has p = 0 on most ids)."""
     G = np.empty_like(s)
     G[order] = np.cumsum(s[order][::-1])[::-1]
-    below = np.maximum(G - s, 0.0)
-    B = s * sum(G ** i * below ** (k - 1 - i) for i in range(k))
+    B = np.zeros_like(s)
+    on = s > 0
+    s_on, G_on = s[on], G[on]
+    below = np.maximum(G_on - s_on, 0.0)
+    B[on] = s_on * sum(G_on ** i * below ** (k - 1 - i) for i in range(k))
     return B, G
 
 
 @dataclass(frozen=True)
 class RankedState:
     """Node state: p(·|b), its q/p ranking, the allowed tokens, the k drafts left, and whether the
-    next child is the first draft's token (draft-first order, first child only)."""
+    next child is the first draft's token (draft-first order, first child only).  The ranking is
+    None at a node entered with k = 1 (``ordered``), where ratio order has nothing to order."""
 
     p: np.ndarray
-    order: np.ndarray       # token ids, best first
-    position: np.ndarray    # position[x] = rank of x (0 = best)
+    order: np.ndarray | None        # token ids, best first
+    position: np.ndarray | None     # position[x] = rank of x (0 = best)
     allowed: np.ndarray     # bool mask
     k: int
     draft_first: bool
@@ -62,11 +70,14 @@ class RankedState:
         return {"draft_first": float(self.draft_first)}
 
     @cached_property
-    def ranked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def ranked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(s, B, G) for ratio order: s restricted to the allowed tokens, the best-of-k law and
-        G, computed once per state (``law`` and ``branches`` both need them)."""
+        G, computed once per state (``law`` and ``branches`` both need them).  Unranked (k = 1):
+        B = s, which is what ``best_of_k`` gives for k = 1, and G is not needed."""
         s = np.where(self.allowed, self.p, 0.0)
         s = s / s.sum()
+        if self.order is None:
+            return s, s, None
         return (s, *best_of_k(s, self.order, self.k))
 
     def law(self) -> np.ndarray:
@@ -75,6 +86,8 @@ class RankedState:
     def pick(self, children: Mapping[int, tuple[int, int]]) -> int:
         if self.draft_first:
             return first_drafted(children)
+        if len(children) == 1:
+            return next(iter(children))
         return min(children, key=lambda c: self.position[c])
 
     def branches(self) -> Iterator[tuple[int, int, float]]:
@@ -83,13 +96,16 @@ class RankedState:
             return
         s, _, G = self.ranked
         for c in np.flatnonzero(s > 0):
-            sc, rest = float(s[c]), max(float(G[c] - s[c]), 0.0)
+            # unranked means k = 1, where rest ** (k − j) = rest ** 0 = 1 whatever rest is
+            sc, rest = float(s[c]), 0.0 if G is None else max(float(G[c] - s[c]), 0.0)
             for j in range(1, self.k + 1):
                 prob = math.comb(self.k, j) * sc ** j * rest ** (self.k - j)
                 if prob > 0.0:
                     yield int(c), j, prob
 
     def after(self, c: int, j: int) -> "RankedState":
+        if self.order is None:          # k = 1: no draft is left, so nothing is allowed any more
+            return RankedState(self.p, None, None, np.zeros_like(self.allowed), self.k - j, False)
         allowed = self.allowed.copy()
         if self.draft_first:
             allowed[c] = False
@@ -100,13 +116,15 @@ class RankedState:
 
 def ordered(p: np.ndarray, q: np.ndarray, w: float, k: int) -> RankedState:
     """The OTV policy at a node entered with weight w and k drafts: rank by q/p, then choose
-    draft-first iff Σ min(w·q, p) > Σ min(w·q, B₀)."""
+    draft-first iff Σ min(w·q, p) > Σ min(w·q, B₀).  With k = 1 the choice is void (B₀ = p) and the
+    ranking is not needed (``RankedState``), so it is skipped."""
+    if k <= 1:
+        return RankedState(p, None, None, np.ones(p.size, dtype=bool), k, False)
     order = rank_order(p, q)
     position = np.empty(p.size, dtype=np.int64)
     position[order] = np.arange(p.size)
     state = RankedState(p, order, position, np.ones(p.size, dtype=bool), k, False)
-    # With k = 1, B₀ = p: the two sides are equal and ratio order is kept without computing them.
-    if k > 1 and float(np.minimum(w * q, p).sum()) > float(np.minimum(w * q, state.law()).sum()):
+    if float(np.minimum(w * q, p).sum()) > float(np.minimum(w * q, state.law()).sum()):
         return RankedState(p, order, position, state.allowed, k, True)
     return state
 
