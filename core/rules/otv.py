@@ -28,13 +28,8 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from core.data.coins import Coins
-from core.data.trace import Outcome
-from core.data.tree import DraftBlock, Node
-from core.rules.base import Verifier
 from core.rules.best_of_k import rank_order
-from core.rules.traversal_walk import (first_drafted, iid_branches, traversal_law_cost,
-                                       traversal_output_law, traversal_walk)
+from core.rules.traversal_walk import TraversalVerifier, first_drafted, iid_branches
 
 
 def best_of_k(s: np.ndarray, order: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +124,7 @@ def ordered(p: np.ndarray, q: np.ndarray, w: float, k: int) -> RankedState:
     return state
 
 
-class OTV(Verifier):
+class OTV(TraversalVerifier):
     name = "otv"
     short = "OTV"
     label = "ordered traversal verification"
@@ -144,11 +139,4 @@ class OTV(Verifier):
     needs_models = False
     closed_form_tau = False
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
-        return traversal_walk(block, coins, ordered)
-
-    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
-        """Exact output law on toy models (``traversal_output_law``); returns it and the states."""
-        return traversal_output_law(ordered, draft, target, K, L)
-
-    model_law_cost = staticmethod(traversal_law_cost)
+    policy = staticmethod(ordered)

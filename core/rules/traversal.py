@@ -14,12 +14,7 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from core.data.coins import Coins
-from core.data.trace import Outcome
-from core.data.tree import DraftBlock, Node
-from core.rules.base import Verifier
-from core.rules.traversal_walk import (first_drafted, iid_branches, traversal_law_cost,
-                                       traversal_output_law, traversal_walk)
+from core.rules.traversal_walk import TraversalVerifier, first_drafted, iid_branches
 
 
 @dataclass(frozen=True)
@@ -54,7 +49,7 @@ def first_appearance(p: np.ndarray, q: np.ndarray, w: float, k: int) -> FirstApp
     return FirstAppearance(p, np.ones(p.size, dtype=bool), k)
 
 
-class Traversal(Verifier):
+class Traversal(TraversalVerifier):
     name = "traversal"
     short = "Traversal"
     label = "leaf-to-root traversal of the draft tree"
@@ -68,11 +63,4 @@ class Traversal(Verifier):
     needs_models = False
     closed_form_tau = False
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
-        return traversal_walk(block, coins, first_appearance)
-
-    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
-        """Exact output law on toy models (``traversal_output_law``); returns it and the states."""
-        return traversal_output_law(first_appearance, draft, target, K, L)
-
-    model_law_cost = staticmethod(traversal_law_cost)
+    policy = staticmethod(first_appearance)

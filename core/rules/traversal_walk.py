@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Callable, Iterator, Mapping, Protocol
+from typing import Callable, ClassVar, Iterator, Mapping, Protocol
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from core.data.distributions import acceptance_ratio, positive_part, residual
 from core.data.levels import law_from_levels
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
+from core.rules.base import Verifier
 
 
 class NodeState(Protocol):
@@ -208,3 +209,19 @@ def traversal_law_cost(V: int, K: int, L: int) -> float:
         return 1 + sum(r * (visits(d + 1, j) + rounds(d, k - j, r - 1)) for j in js)
 
     return 5e-5 * visits(0, K) + 1e-3
+
+
+class TraversalVerifier(Verifier):
+    """A rule made of a policy and the traversal recursion: ``run`` is ``traversal_walk`` and the
+    model-level programme ``traversal_output_law``, both with the class's ``policy``."""
+
+    policy: ClassVar[Policy]
+
+    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+        return traversal_walk(block, coins, type(self).policy)
+
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """Exact output law on toy models (``traversal_output_law``); returns it and the states."""
+        return traversal_output_law(type(self).policy, draft, target, K, L)
+
+    model_law_cost = staticmethod(traversal_law_cost)
