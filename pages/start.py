@@ -88,6 +88,9 @@ with c3:
     st.page_link(routing.claims())
     st.markdown("Lossless? Optimal? Attains E_CIC? Monotone in K? Reduces to BV at K = 1? O(|Ω|)? "
                 "Each with a verdict computed live, and a seeded search for counterexamples.")
+    st.page_link(routing.leaderboard())
+    st.markdown("Every rule against the LP optimum over a family of random toy instances, run live "
+                "on a local Dask cluster: where each rule comes close, and where it breaks.")
 
 st.divider()
 st.caption("Notation: p = draft, q = target (some papers swap the letters; this tool never does). "
