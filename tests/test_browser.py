@@ -506,3 +506,65 @@ def test_leaderboard_runs_a_tiny_sweep_and_opens_the_worst_instance(server, brow
     settle(page, 1)
     no_exception(page)
     page.screenshot(path=str(SHOTS / "leaderboard_worst_in_lab.png"), full_page=True)
+
+
+def test_live_decoder_time_against_the_library(server, browser_page):
+    """Issue 15, item 6: the live decoder page's time from a click on Generate to the finished run
+    (the "How it went" heading, then the app idle with its three charts drawn), beside the library's
+    time for the same call in this process; bundled pair, 128 tokens, rbv, K = 2, L = 4, T = 1, seed 0,
+    one torch thread on both sides.  Two rounds, page then library.  The times are printed and written
+    to artifacts/live_decoder_timing.json; nothing is asserted about them (the machine is shared),
+    only that both sides generated 128 tokens and the page showed no error."""
+    import json
+
+    import torch
+
+    from core.decoding import SamplingConfig, SpeculativeDecoder, toy_pair
+
+    pair = toy_pair()                                 # loaded before any timing, like the page's cached pair
+    prompt = "import os\n\n\ndef main():\n"           # the page's default (dec_prompt)
+    page = browser_page
+    sidebar = page.get_by_test_id("stSidebar")
+    rounds = []
+    for _ in range(2):
+        page.goto(f"{server}/live_decoder")          # a fresh session: no "How it went" from the last round
+        outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target"))
+        assert page.get_by_label("Prompt").input_value() == prompt
+        assert page.get_by_role("spinbutton", name="Seed").input_value() == "0"
+        threads = sidebar.get_by_role("spinbutton", name="Torch threads")
+        threads.fill("1")
+        threads.press("Enter")
+        new_tokens = page.get_by_label("New tokens")
+        new_tokens.fill("128")
+        new_tokens.press("Enter")
+        expect(new_tokens).to_have_value("128")
+        settle(page, timeout=SLOW)
+        start = time.perf_counter()
+        page.get_by_role("button", name="Generate").click()
+        problem = page.locator(PROBLEM)
+        done = page.get_by_role("heading", name="How it went")
+        expect(done.or_(problem).first).to_be_visible(timeout=SLOW * 1000)
+        page_heading_s = time.perf_counter() - start
+        settle(page, charts=3, timeout=SLOW)
+        page_s = time.perf_counter() - start
+        assert problem.count() == 0, problem.first.inner_text()
+        no_exception(page)
+        assert threads.input_value() == "1"
+        page_tokens = int(metric(page, "Tokens generated"))
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            start = time.perf_counter()
+            gen = SpeculativeDecoder(pair, "rbv", 2, 4, SamplingConfig(1.0)).generate(prompt, 128, 0)
+            library_s = time.perf_counter() - start
+        finally:
+            torch.set_num_threads(before)
+        assert page_tokens == gen.metrics.tokens_generated == 128
+        rounds.append({"page_s": round(page_s, 3), "page_heading_s": round(page_heading_s, 3),
+                       "library_s": round(library_s, 3), "ratio": round(page_s / library_s, 3)})
+        print(f"\nlive decoder, 128 tokens: page {page_s:.2f} s (heading at {page_heading_s:.2f} s), "
+              f"library {library_s:.2f} s, ratio {page_s / library_s:.2f}")
+    out = ROOT / "artifacts" / "live_decoder_timing.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"load_average": os.getloadavg(), "rounds": rounds}, indent=1) + "\n")
