@@ -38,3 +38,12 @@ def test_interval_covers_the_exact_mean_at_its_level():
         widths.append(hi - lo)
     assert covered >= 180
     assert 0 < min(widths) and np.mean(widths) < 0.6  # 2·2·1.96·√(μ(1 − μ)/50) ≈ 0.54, μ = 11/18
+
+
+def test_student_t_quantile_matches_scipy():
+    """core.analysis.intervals.t_975: the printed table to ν = 30, the Cornish-Fisher expansion beyond
+    (the sweeps page's intervals), against scipy's quantile."""
+    stats = pytest.importorskip("scipy.stats")
+    from core.analysis.intervals import t_975
+    for dof in (1, 2, 5, 30, 31, 50, 200):
+        assert t_975(dof) == pytest.approx(stats.t.ppf(0.975, dof), abs=1e-3 if dof <= 30 else 1e-6)
