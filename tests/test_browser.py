@@ -37,6 +37,8 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
 SLOW = 300          # seconds: loading or running a real model under a loaded CPU
+ROUNDS = 5          # rounds of the live decoder timing: the machine is noisy, the medians are reported
+NEW_TOKENS = 256    # the generation the issue timed (66-72 s in the page against about 3 s in the CLI)
 
 
 def find_chromium(environ, fallbacks) -> str | None:
@@ -138,6 +140,37 @@ def settle(page, charts: int = 0, timeout: float = 120) -> None:
         page.wait_for_function(
             "(n) => Array.from(document.querySelectorAll('.js-plotly-plot'))"
             ".filter(g => g.querySelector('.main-svg') && g.data).length >= n", arg=charts, timeout=ms)
+
+
+def rerun(page, action, timeout: float = 120) -> None:
+    """Do ``action`` (an input that makes the app rerun its script), then wait until that rerun is
+    over.  A MutationObserver records the script state's changes, so a rerun too quick to be seen by
+    polling still counts, and a ``settle`` right after the action cannot pass before the rerun starts."""
+    page.evaluate("""() => {
+        const app = document.querySelector("[data-testid='stApp']");
+        window.__sawRun = false;
+        if (window.__runObserver) window.__runObserver.disconnect();
+        window.__runObserver = new MutationObserver((records) => {
+            for (const r of records)
+                if (r.oldValue === 'running' || app.getAttribute('data-test-script-state') === 'running')
+                    window.__sawRun = true;
+        });
+        window.__runObserver.observe(app, {attributes: true, attributeOldValue: true,
+                                           attributeFilter: ['data-test-script-state']});
+    }""")
+    action()
+    page.wait_for_function("() => window.__sawRun", timeout=timeout * 1000)
+    settle(page, timeout=timeout)
+
+
+#: In-page conditions for timing (polled by the page itself, every few milliseconds).
+HEADING_OR_PROBLEM = """([text, problem]) => !!document.querySelector(problem) ||
+    Array.from(document.querySelectorAll('h1, h2, h3')).some(h => h.textContent.includes(text))"""
+FINISHED = """([charts, problem]) => {
+    if (document.querySelector(problem)) return true;
+    if (!document.querySelector("%s") || document.querySelector("[data-stale='true']")) return false;
+    return Array.from(document.querySelectorAll('.js-plotly-plot'))
+        .filter(g => g.querySelector('.main-svg') && g.data).length >= charts; }""" % IDLE
 
 
 def outcome(page, wanted, charts: int = 0, timeout: float = SLOW) -> None:
@@ -511,11 +544,13 @@ def test_leaderboard_runs_a_tiny_sweep_and_opens_the_worst_instance(server, brow
 def test_live_decoder_time_against_the_library(server, browser_page):
     """Issue 15, item 6: the live decoder page's time from a click on Generate to the finished run
     (the "How it went" heading, then the app idle with its three charts drawn), beside the library's
-    time for the same call in this process; bundled pair, 128 tokens, rbv, K = 2, L = 4, T = 1, seed 0,
-    one torch thread on both sides.  Two rounds, page then library.  The times are printed and written
-    to artifacts/live_decoder_timing.json; nothing is asserted about them (the machine is shared),
-    only that both sides generated 128 tokens and the page showed no error."""
+    time for the same call in this process; bundled pair, NEW_TOKENS tokens, rbv, K = 2, L = 4, T = 1,
+    seed 0, one torch thread on both sides.  ROUNDS rounds, page then library, each page round in a
+    fresh session.  The times and their medians are printed and written to
+    artifacts/live_decoder_timing.json; nothing is asserted about them (the machine is shared), only
+    that both sides generated NEW_TOKENS tokens and the page showed no error."""
     import json
+    import statistics
 
     import torch
 
@@ -526,45 +561,52 @@ def test_live_decoder_time_against_the_library(server, browser_page):
     page = browser_page
     sidebar = page.get_by_test_id("stSidebar")
     rounds = []
-    for _ in range(2):
+    for _ in range(ROUNDS):
         page.goto(f"{server}/live_decoder")          # a fresh session: no "How it went" from the last round
         outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target"))
-        assert page.get_by_label("Prompt").input_value() == prompt
-        assert page.get_by_role("spinbutton", name="Seed").input_value() == "0"
+        expect(page.get_by_label("Prompt")).to_have_value(prompt)   # retried: a rerun may be redrawing it
+        expect(page.get_by_role("spinbutton", name="Seed")).to_have_value("0")
         threads = sidebar.get_by_role("spinbutton", name="Torch threads")
-        threads.fill("1")
-        threads.press("Enter")
         new_tokens = page.get_by_label("New tokens")
-        new_tokens.fill("128")
-        new_tokens.press("Enter")
-        expect(new_tokens).to_have_value("128")
-        settle(page, timeout=SLOW)
+        for box, value in ((threads, "1"), (new_tokens, str(NEW_TOKENS))):
+            if box.input_value() != value:           # a change reruns the script: wait for that run
+                box.fill(value)
+                rerun(page, lambda: box.press("Enter"), timeout=SLOW)
+            expect(box).to_have_value(value)
+        problem = page.locator(PROBLEM)
         start = time.perf_counter()
         page.get_by_role("button", name="Generate").click()
-        problem = page.locator(PROBLEM)
-        done = page.get_by_role("heading", name="How it went")
-        expect(done.or_(problem).first).to_be_visible(timeout=SLOW * 1000)
+        # Polled every 20 ms in the page: expect()'s own polling backs off to one check a second,
+        # which would add up to a second to what is measured.
+        page.wait_for_function(HEADING_OR_PROBLEM, arg=["How it went", PROBLEM], polling=20,
+                               timeout=SLOW * 1000)
         page_heading_s = time.perf_counter() - start
-        settle(page, charts=3, timeout=SLOW)
+        page.wait_for_function(FINISHED, arg=[3, PROBLEM], polling=20, timeout=SLOW * 1000)
         page_s = time.perf_counter() - start
         assert problem.count() == 0, problem.first.inner_text()
         no_exception(page)
         assert threads.input_value() == "1"
         page_tokens = int(metric(page, "Tokens generated"))
+        page_generate_s = page_tokens / float(metric(page, "Tokens per second"))   # the decoder's own clock
 
         before = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
             start = time.perf_counter()
-            gen = SpeculativeDecoder(pair, "rbv", 2, 4, SamplingConfig(1.0)).generate(prompt, 128, 0)
+            gen = SpeculativeDecoder(pair, "rbv", 2, 4, SamplingConfig(1.0)).generate(prompt, NEW_TOKENS, 0)
             library_s = time.perf_counter() - start
         finally:
             torch.set_num_threads(before)
-        assert page_tokens == gen.metrics.tokens_generated == 128
+        assert page_tokens == gen.metrics.tokens_generated == NEW_TOKENS
         rounds.append({"page_s": round(page_s, 3), "page_heading_s": round(page_heading_s, 3),
-                       "library_s": round(library_s, 3), "ratio": round(page_s / library_s, 3)})
-        print(f"\nlive decoder, 128 tokens: page {page_s:.2f} s (heading at {page_heading_s:.2f} s), "
+                       "page_generate_s": round(page_generate_s, 3), "library_s": round(library_s, 3),
+                       "ratio": round(page_s / library_s, 3)})
+        print(f"\nlive decoder, {NEW_TOKENS} tokens: page {page_s:.2f} s (heading at {page_heading_s:.2f} s, "
+              f"decoder inside the page {page_generate_s:.2f} s), "
               f"library {library_s:.2f} s, ratio {page_s / library_s:.2f}")
     out = ROOT / "artifacts" / "live_decoder_timing.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"load_average": os.getloadavg(), "rounds": rounds}, indent=1) + "\n")
+    median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    print(f"medians over {ROUNDS} rounds: {median}")
+    out.write_text(json.dumps({"load_average": os.getloadavg(), "median": median, "rounds": rounds},
+                              indent=1) + "\n")
