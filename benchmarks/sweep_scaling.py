@@ -8,8 +8,10 @@ this process (``instance_rows``, no Dask, no store), the same sweep on a ``Local
 worker and of 2 single-threaded worker processes (cluster start-up and the first imports excluded:
 this process and every worker first analyse one tiny instance), then the serial loop again (the machine is shared and noisy; the
 reference is the mean of the two serial passes).  Every run's rows are compared with the serial
-rows, which must be identical.  Also: the LP's share of the per-instance cost, and the scheduler's
-round trip per task measured on no-op tasks.  Figures, not assertions.
+rows, which must be identical.  Also: the LP's share of the per-instance cost, the scheduler's
+round trip per task measured on no-op tasks, and ``overhead_probe``: one task-sized batch timed in a
+worker and in this process alternately, which separates Dask's own cost from the machine's noise.
+Figures, not assertions.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from core.rules.registry import REGISTRY
 from core.sweep.config import SweepConfig, check_config
 from core.sweep.engine import dask_client, run_sweep
 from core.sweep.instances import instance_models
-from core.sweep.work import instance_rows
+from core.sweep.work import instance_rows, run_batch
 
 GRID = {"families": ("iid", "markov", "table"), "Vs": (2, 3), "Ks": (2, 4), "Ls": (2,)}
 NOOP_TASKS = 500
@@ -60,6 +62,42 @@ def _noop(i: int) -> int:
     return i
 
 
+def _timed_batch(config: SweepConfig, keys: list) -> float:
+    """Seconds ``run_batch`` takes, timed where it runs."""
+    start = time.perf_counter()
+    run_batch(config, keys)
+    return time.perf_counter() - start
+
+
+def overhead_probe(config: SweepConfig, batch: int, reps: int) -> dict:
+    """The overhead of a task, separated from this machine's CPU-speed noise (single passes of the
+    same work vary by tens of percent here).  One batch of ``batch`` instances runs ``reps`` times
+    in a 1-worker cluster and in this process, alternately, so both see the same conditions:
+
+    - *scheduling*: a task's round trip seen by the client minus the batch's time measured inside
+      the task (submission, scheduling, transfer of the result);
+    - *compute in the worker against in process*: the medians of the batch's own time in each place
+      (would show a slower interpreter in the worker: threads, allocator, GIL contention)."""
+    import statistics
+
+    keys = config.instances()[:batch]
+    inside, trips, local = [], [], []
+    with dask_client(None, 1) as client:
+        client.run(_warm)
+        for _ in range(reps):
+            start = time.perf_counter()
+            inside.append(client.submit(_timed_batch, config, keys, pure=False).result())
+            trips.append(time.perf_counter() - start)
+            local.append(_timed_batch(config, keys))
+    compute = statistics.median(inside)
+    scheduling = statistics.median(t - c for t, c in zip(trips, inside))
+    return {"batch": batch, "reps": reps, "worker_compute_median_s": compute,
+            "in_process_median_s": statistics.median(local), "scheduling_median_s": scheduling,
+            "scheduling_share": scheduling / compute,
+            "worker_over_process": compute / statistics.median(local),
+            "paired_ratio_median": statistics.median(c / x for c, x in zip(inside, local))}
+
+
 def dask_pass(config: SweepConfig, workers: int, batch: int | None) -> dict:
     with dask_client(None, workers) as client:
         client.run(_warm)
@@ -79,6 +117,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sweep_scaling", description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=25, help="instances per grid cell (25: 300 instances)")
     parser.add_argument("--batch", type=int, help="instances per task (default: the engine's automatic size)")
+    parser.add_argument("--probe-reps", type=int, default=20,
+                        help="alternations of one batch in a worker and in process (0: skip the probe)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     config = SweepConfig(**GRID, n=args.n, methods=lossless_methods(), bounds=("lp",))
@@ -89,10 +129,11 @@ def main(argv=None) -> dict:
     two = dask_pass(config, 2, args.batch)
     second, _ = serial_pass(config)
     lp = lp_seconds(config)
+    n = len(config.instances())
+    probe = overhead_probe(config, n // one["tasks"], args.probe_reps) if args.probe_reps else None
     reference = sorted(rows, key=key)
     same = all(sorted(run["rows"], key=key) == reference for run in (one, two))
     serial = (first + second) / 2
-    n = len(config.instances())
     result = {
         "instances": n, "methods": list(config.methods), "grid": {k: list(v) for k, v in GRID.items()},
         "serial_seconds": [first, second], "serial_per_instance": serial / n,
@@ -104,6 +145,7 @@ def main(argv=None) -> dict:
         "overhead_per_task_seconds": (one["seconds"] - serial) / one["tasks"],
         "noop_task_seconds": [one["noop_task_seconds"], two["noop_task_seconds"]],
         "rows_identical": same,
+        "overhead_probe": probe,
     }
     if args.json:
         print(json.dumps(result))
