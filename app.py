@@ -20,7 +20,6 @@ from pages.ui import errors, routing  # noqa: E402
 st.set_page_config(page_title="Multi-draft block verification explorer", page_icon=":material/account_tree:",
                    layout="wide", initial_sidebar_state="expanded")
 routing.keep_state()
-routing.prewarm_decoder_imports()
 
 page = st.navigation({
     "Learn": [routing.start(), routing.toy_lab(), routing.one_step()],
@@ -31,3 +30,7 @@ try:
     page.run()
 except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback on the page
     errors.show(exc, "this page")
+finally:
+    # After the first page's script, not before: importing torch and transformers takes about 4 s
+    # of CPU holding the interpreter's lock, which would slow the first page a reader opens.
+    routing.prewarm_decoder_imports()

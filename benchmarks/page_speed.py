@@ -1,0 +1,168 @@
+"""How fast each page answers in a real browser: first render, and a toy-lab slider change.
+
+    python -m benchmarks.page_speed [--app-dir DIR] [--rounds 3] [--json OUT]
+
+Starts ``streamlit run app.py`` from ``--app-dir`` (default: this checkout; another checkout, such
+as an older commit in a git worktree, gives the "before" figures) and drives headless Chromium
+($CHROMIUM, else Debian's /usr/bin/chromium) with Playwright.
+
+- **First render** of a page: from ``goto`` to the app idle
+  (``[data-testid=stApp][data-test-script-state=notRunning]``), no element stale, and every Plotly
+  chart on the page drawn, the condition holding for 0.3 s (a deep link can take two script runs).
+  The first visit of each page in a fresh server (``cold``: imports, caches and, on the live decoder,
+  the bundled pair's load) and then ``rounds`` visits in fresh sessions (``warm``, median reported).
+- **Slider change**: on the toy laboratory at its default configuration, K moved by one step with
+  the keyboard, timed to the end of the rerun it causes with every chart drawn again.
+
+Every condition is polled inside the page every 20 ms.  Figures, not assertions: the machine is
+shared, so run it on an idle machine and compare before and after in one sitting.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ("", "toy_lab", "one_step", "live_decoder", "sweeps", "claims", "leaderboard")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+#: True when the app is idle, nothing is stale and every Plotly chart present is drawn.
+DRAWN = """() => {
+    const app = document.querySelector("[data-testid='stApp']");
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    if (!document.querySelector("[data-testid='stMain'] h1")) return false;
+    if (document.querySelector("[data-stale='true']")) return false;
+    return Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g.querySelector('.main-svg') && g.data);
+}"""
+#: Records in window.__sawRun that a script run started (a MutationObserver misses no quick run).
+WATCH_RUN = """() => {
+    const app = document.querySelector("[data-testid='stApp']");
+    window.__sawRun = false;
+    new MutationObserver((records) => {
+        for (const r of records)
+            if (r.oldValue === 'running' || app.getAttribute('data-test-script-state') === 'running')
+                window.__sawRun = true;
+    }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(app_dir: Path, log) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+        cwd=app_dir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            pass
+        if proc.poll() is not None or time.time() > deadline:
+            stop_server(proc)
+            raise RuntimeError("streamlit did not start")
+        time.sleep(0.2)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)   # the process group this script started, nothing else
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def wait_drawn(page, timeout_s: float) -> None:
+    """Wait until DRAWN holds, and still holds 0.3 s later."""
+    while True:
+        page.wait_for_function(DRAWN, polling=20, timeout=timeout_s * 1000)
+        page.wait_for_timeout(300)
+        if page.evaluate(DRAWN):
+            return
+
+
+def first_render(page, url: str, timeout_s: float) -> float:
+    page.goto("about:blank")
+    start = time.perf_counter()
+    page.goto(url)
+    wait_drawn(page, timeout_s)
+    return time.perf_counter() - start - 0.3
+
+
+def slider_change(page, key: str, timeout_s: float) -> float:
+    thumb = page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
+    thumb.focus()
+    page.evaluate(WATCH_RUN)
+    start = time.perf_counter()
+    thumb.press(key)
+    page.wait_for_function("() => window.__sawRun", polling=20, timeout=timeout_s * 1000)
+    wait_drawn(page, timeout_s)
+    return time.perf_counter() - start - 0.3
+
+
+def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], timeout_s: float = 300) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    chromium = next((c for c in (os.environ.get("CHROMIUM"), "/usr/bin/chromium")
+                     if c and os.access(c, os.X_OK)), None)
+    with tempfile.TemporaryFile("w+") as log, sync_playwright() as pw:
+        proc, url = start_server(app_dir, log)
+        try:
+            browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            out: dict = {"pages": {}, "load_average": list(os.getloadavg())}
+            for path in pages:
+                cold = first_render(page, f"{url}/{path}", timeout_s)
+                warm = [first_render(page, f"{url}/{path}", timeout_s) for _ in range(rounds)]
+                out["pages"][path or "start"] = {"cold_s": round(cold, 3), "warm_s": [round(w, 3) for w in warm],
+                                                 "warm_median_s": round(statistics.median(warm), 3)}
+                print(f"{path or 'start':13s} cold {cold:6.2f} s   warm median {statistics.median(warm):5.2f} s",
+                      flush=True)
+            first_render(page, f"{url}/toy_lab", timeout_s)
+            moves = [slider_change(page, key, timeout_s) for key in ("ArrowRight", "ArrowLeft") * rounds]
+            out["toy_lab_slider_s"] = [round(m, 3) for m in moves]
+            out["toy_lab_slider_median_s"] = round(statistics.median(moves), 3)
+            print(f"toy_lab K slider change: median {statistics.median(moves):.2f} s ({len(moves)} moves)")
+            out["load_average"] += list(os.getloadavg())
+            browser.close()
+        finally:
+            stop_server(proc)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout whose app.py to run")
+    ap.add_argument("--rounds", type=int, default=3, help="warm visits per page, and slider moves each way")
+    ap.add_argument("--pages", nargs="*", default=list(PAGES), help="URL paths ('' is the start page)")
+    ap.add_argument("--json", type=Path, help="also write the figures here")
+    args = ap.parse_args(argv)
+    pages = tuple(p for p in args.pages if p == "" or (args.app_dir / "pages" / f"{p}.py").exists())
+    out = measure(args.app_dir.resolve(), args.rounds, pages)
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
