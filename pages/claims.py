@@ -20,9 +20,6 @@ BADGE = {HOLDS: ":green[:material/check_circle: holds here]", FAILS: ":red[:mate
 #: How the O(|Ω|) verdict is reached, shown with it and in the summary: every other verdict is exact.
 MEASURED = "a wall-clock measurement on this machine, not an exact verdict"
 BEST_OF_K = "best_of_k_bv"
-#: The claim each kind of break found by the search (``claims.search_row``) belongs to, by how its text begins.
-SEARCH_CLAIMS = {"not lossless": "Lossless", "E[τ]": "Attains its stated E_CIC", "drops at K+1": "Monotone in K",
-                 "above the LP optimum": "Optimal"}
 
 cfg = toy_config.toy_config(methods=False, K_max=6)
 st.title("SpecTr-GBV: does each claim hold?")
@@ -49,12 +46,6 @@ def claim(verdict: claims.ClaimVerdict, body: str, measured: bool = False):
         box.caption(f"This verdict is {MEASURED}: it depends on this machine and its load.")
     box.markdown(body)
     return box
-
-
-def broken_claims(broken: str) -> list[str]:
-    """The claims one search row breaks, from its "claims broken" text ("none" or breaks joined by "; ")."""
-    parts = [] if broken == "none" else broken.split("; ")
-    return [next(c for start, c in SEARCH_CLAIMS.items() if part.startswith(start)) for part in parts]
 
 
 def reproduce(extra: dict | None = None) -> str:
@@ -253,13 +244,13 @@ if st.button("Search", type="primary", key="claims_search"):
 found = st.session_state.get("claims_found")
 if found:
     df = pd.DataFrame(found)
-    per_row = [broken_claims(b) for b in df["claims broken"]]
+    per_row = [[c for c in claims.SEARCH_CLAIMS if row[f"breaks: {c}"]] for row in found]
     n_bad = sum(bool(b) for b in per_row)
     st.markdown(f"**{n_bad} of {len(df)}** configurations break at least one claim.")
     counts = pd.DataFrame([{"claim": c, "configurations that break it": sum(c in b for b in per_row),
-                            "of": len(df)} for c in SEARCH_CLAIMS.values()])
+                            "of": len(df)} for c in claims.SEARCH_CLAIMS])
     st.dataframe(counts, hide_index=True, width="stretch", key="claims_counts")
-    only = st.multiselect("Show only the configurations that break", list(SEARCH_CLAIMS.values()),
+    only = st.multiselect("Show only the configurations that break", list(claims.SEARCH_CLAIMS),
                           key="claims_filter", help="Empty: every configuration searched.")
     shown = df[[any(c in b for c in only) for b in per_row]] if only else df
     st.dataframe(shown, hide_index=True, width="stretch", key="claims_found_table")

@@ -111,6 +111,27 @@ def test_search_is_deterministic_and_finds_counterexamples():
     assert all(r.config.V ** (r.config.K * r.config.L) <= 4096 for r in rows)
 
 
+def test_each_break_names_its_claim_and_the_row_says_so():
+    """A search row's claims are decided here again from the exact results (TV, E[τ] at K and K + 1,
+    E_CIC), independently of ``search_row``, and its table row carries one yes/no column per claim."""
+    from core import bounds
+
+    rows = claims.search_counterexamples(0, 20, lp_limit=0)        # no LP: the other three claims
+    assert {c for r in rows for c in r.claims} >= {"Lossless", "Attains its stated E_CIC"}
+    for r in rows:
+        c = r.config
+        draft, target = c.models()
+        here, there = (exact_analysis(claims.GBV, draft, target, k, c.L) for k in (c.K, c.K + 1))
+        cic = bounds.claimed_cic(draft, target, c.K, c.L)
+        expected = {"Lossless": here.fidelity_tv > 1e-9,
+                    "Attains its stated E_CIC": abs(here.expected_accepted - cic) > 1e-9,
+                    "Monotone in K": there.expected_accepted < here.expected_accepted - 1e-9, "Optimal": False}
+        assert set(r.claims) == {k for k, v in expected.items() if v}, c
+        assert len(r.broken) == len(r.claims)
+        row = r.as_dict()
+        assert {k: row[f"breaks: {k}"] for k in claims.SEARCH_CLAIMS} == expected
+
+
 def test_search_config_depends_only_on_seed_and_index():
     assert claims.search_configs(3, 5) == claims.search_configs(3, 12)[:5]
     assert claims.search_configs(3, 5) != claims.search_configs(4, 5)

@@ -68,7 +68,8 @@ def test_search_uses_the_chosen_V_temperature_and_families_and_counts_per_claim(
     counts = next(d.value for d in at.dataframe if "configurations that break it" in d.value.columns)
     counts = counts.set_index("claim")["configurations that break it"]
     for claim, start in (("Lossless", "not lossless"), ("Attains its stated E_CIC", "E[τ]")):
-        assert counts[claim] == sum(start in r["claims broken"] for r in found)
+        assert counts[claim] == sum(start in r["claims broken"] for r in found) == sum(
+            r[f"breaks: {claim}"] for r in found)
     assert counts["Lossless"] >= 1
     at.multiselect(key="claims_filter").set_value(["Lossless"]).run()
     no_errors(at)

@@ -295,16 +295,35 @@ def search_configs(seed: int, trials: int, *, kinds: Sequence[str] = ("iid", "ma
     return tuple(out)
 
 
+#: The claims the search decides on each configuration, in the order it tests them.
+SEARCH_CLAIMS = ("Lossless", "Attains its stated E_CIC", "Monotone in K", "Optimal")
+
+
 @dataclass(frozen=True)
 class SearchRow:
-    """One searched configuration and the claims it breaks (empty: none)."""
+    """One searched configuration and what it breaks: ``breaks`` pairs each broken claim (one of
+    ``SEARCH_CLAIMS``) with the figures that show it; empty when it breaks none."""
     config: SearchConfig
-    broken: tuple[str, ...]
+    breaks: tuple[tuple[str, str], ...]
+
+    @property
+    def claims(self) -> tuple[str, ...]:
+        """The claims this configuration breaks."""
+        return tuple(claim for claim, _ in self.breaks)
+
+    @property
+    def broken(self) -> tuple[str, ...]:
+        """What each break shows, in words."""
+        return tuple(why for _, why in self.breaks)
 
     def as_dict(self) -> dict:
+        """The row as the claims page shows it: the configuration, then one yes/no column per claim
+        of ``SEARCH_CLAIMS`` and the figures of every break."""
         c = self.config
         return {"#": c.index, "kind": c.kind, "V": c.V, "K": c.K, "L": c.L, "alpha": c.alpha,
-                "mismatch": c.mix, "model seed": c.seed, "T": c.T, "claims broken": "; ".join(self.broken) or "none"}
+                "mismatch": c.mix, "model seed": c.seed, "T": c.T,
+                **{f"breaks: {claim}": claim in self.claims for claim in SEARCH_CLAIMS},
+                "claims broken": "; ".join(self.broken) or "none"}
 
 
 def search_row(config: SearchConfig, result: ExactResult, next_result: ExactResult, cic: float,
@@ -313,16 +332,17 @@ def search_row(config: SearchConfig, result: ExactResult, next_result: ExactResu
     K + 1, E_CIC at K and the LP optimum at K (None: not computed): lossless, attains E_CIC,
     monotone from K to K + 1, not above the LP optimum."""
     e, e_next = result.expected_accepted, next_result.expected_accepted
-    broken = []
+    lossless, cic_claim, monotone, optimal = SEARCH_CLAIMS
+    breaks = []
     if not result.is_lossless:
-        broken.append(f"not lossless (TV {result.fidelity_tv:.2e})")
+        breaks.append((lossless, f"not lossless (TV {result.fidelity_tv:.2e})"))
     if abs(e - cic) > LOSSLESS_TOL:
-        broken.append(f"E[τ] {e:.4f} ≠ E_CIC {cic:.4f}")
+        breaks.append((cic_claim, f"E[τ] {e:.4f} ≠ E_CIC {cic:.4f}"))
     if e_next < e - LOSSLESS_TOL:
-        broken.append(f"drops at K+1 ({e:.4f} → {e_next:.4f})")
+        breaks.append((monotone, f"drops at K+1 ({e:.4f} → {e_next:.4f})"))
     if lp is not None and e > lp + LOSSLESS_TOL:
-        broken.append(f"above the LP optimum {lp:.4f}")
-    return SearchRow(config, tuple(broken))
+        breaks.append((optimal, f"above the LP optimum {lp:.4f}"))
+    return SearchRow(config, tuple(breaks))
 
 
 def search_one(config: SearchConfig, lp_limit: int, method: str = GBV) -> SearchRow:
