@@ -11,7 +11,7 @@ import streamlit as st
 from core.analysis import claims
 from core.analysis.claims import FAILS, GBV, HOLDS, NA
 from core.sweep.engine import map_batches
-from pages.ui import cached, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 
 routing.router_guard()
 
@@ -131,8 +131,8 @@ with errors.guard("the E_CIC verdict"):
     if lp is not None:
         vals["lp_optimum"] = lp
     with box:
-        st.plotly_chart(figures.claim_values(vals, "SpecTr-GBV's E[τ] against what the paper claims",
-                                             "E[τ]"), key="claims_cic", config=figures.CHART_CONFIG)
+        charts.chart(figures.claim_values(vals, "SpecTr-GBV's E[τ] against what the paper claims",
+                                          "E[τ]"), key="claims_cic")
 
 #: Why best-of-K + BV may lose E[τ] with K (it does, e.g. on seeded random Markov pairs with V = 3).
 BEST_OF_K_NOTE = (
@@ -156,8 +156,8 @@ with errors.guard("the monotonicity verdict"):
         bv_pts = [(K, cached.exact(cfg.spec, "bv", 1, cfg.L).expected_accepted) for K, _ in pts]
         best = claims.monotone_verdict([(K, cached.exact(cfg.spec, BEST_OF_K, K, cfg.L).expected_accepted)
                                         for K, _ in pts])
-        st.plotly_chart(figures.tau_vs_K({GBV: list(pts), "bv": bv_pts, BEST_OF_K: list(best.numbers["points"])},
-                                         {}, current_K=cfg.K), key="claims_mono", config=figures.CHART_CONFIG)
+        charts.chart(figures.tau_vs_K({GBV: list(pts), "bv": bv_pts, BEST_OF_K: list(best.numbers["points"])},
+                                      {}, current_K=cfg.K), key="claims_mono")
         best_drop = best.numbers["drop"]
         if best_drop:
             st.info(f"Best-of-K + BV's E[τ] drops here too, from {best_drop[1]:.4f} at K = {best_drop[0]} to "
@@ -198,7 +198,7 @@ with errors.guard("the complexity measurement"):
                    f"the children of one node, so linear growth is the worst case; at these sizes the fixed "
                    f"cost per test still dominates, hence an exponent below 1.", measured=True)
     with box:
-        st.plotly_chart(figures.scaling_plot(Vs, secs, slope), key="claims_scaling", config=figures.CHART_CONFIG)
+        charts.chart(figures.scaling_plot(Vs, secs, slope), key="claims_scaling")
 
 st.session_state["claims_verdicts"] = dict(verdicts)
 

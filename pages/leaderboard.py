@@ -14,7 +14,7 @@ from core.sweep.engine import run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, leaderboard
 from core.sweep.work import KEY_COLUMNS
-from pages.ui import errors, figures, routing, toy_config
+from pages.ui import charts, errors, figures, routing, toy_config
 from pages.ui.text import all_methods
 
 routing.router_guard()
@@ -118,7 +118,7 @@ st.subheader(f"{name} by K and by L")
 st.markdown("Each box spans the middle half of the instances, the dashed line is the mean, the points are "
             "the instances themselves.")
 for by in ("K", "L"):
-    st.plotly_chart(figures.score_boxes(frame, by, score, name, order), key=f"lb_box_{by}", config=figures.CHART_CONFIG)
+    charts.chart(figures.score_boxes(frame, by, score, name, order), key=f"lb_box_{by}")
 
 # 3. Two rules, instance by instance ---------------------------------------------------------------------
 st.header("3. Two rules, instance by instance")
@@ -128,7 +128,7 @@ b = c2.selectbox("Rule B (y-axis)", order, index=order.index("spectr_gbv") if "s
                  key="lb_b", format_func=figures.short)
 paired = frame.pivot(index=list(KEY_COLUMNS), columns="method", values=score)
 hover = ["{} V={} K={} L={} #{}".format(*key) for key in paired.index]
-st.plotly_chart(figures.rule_scatter(paired[a], paired[b], a, b, name, hover, TIE), key="lb_scatter", config=figures.CHART_CONFIG)
+charts.chart(figures.rule_scatter(paired[a], paired[b], a, b, name, hover, TIE), key="lb_scatter")
 
 # 4. Where a rule does worst -----------------------------------------------------------------------------
 st.header("4. Where a rule does worst")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import errors, figures, pair_picker, routing, text
+from pages.ui import charts, errors, figures, pair_picker, routing, text
 
 routing.router_guard()
 
@@ -150,12 +150,12 @@ c[3].metric("Iterations", f"{m.iterations}")
 c[4].metric("Stopped because", gen.stop_reason)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(figures.acceptance_per_position({result["config"]["method"]: m.acceptance_per_position}),
-                    key="dec_accept", config=figures.CHART_CONFIG)
+    charts.chart(figures.acceptance_per_position({result["config"]["method"]: m.acceptance_per_position}),
+                 key="dec_accept")
 with right:
-    st.plotly_chart(figures.time_split({result["config"]["method"]: {
+    charts.chart(figures.time_split({result["config"]["method"]: {
         "draft": m.time_draft_s, "target": m.time_target_s, "verify": m.time_verify_s,
-        "other": m.time_other_s}}), key="dec_time", config=figures.CHART_CONFIG)
+        "other": m.time_other_s}}), key="dec_time")
 
 # -- one iteration's draft tree -----------------------------------------------------------------
 st.header("Open any iteration's draft tree")
@@ -166,10 +166,10 @@ if gen.iterations:
     with errors.guard("the draft tree"):
         block, trace = pair_picker.block_from_trace(it, pair.vocab_size)
         token = lambda t: pair_picker.visible(pair.decode([int(t)]))  # noqa: E731
-        st.plotly_chart(figures.draft_tree(
+        charts.chart(figures.draft_tree(
             block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
             title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
-                  f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree", config=figures.CHART_CONFIG)
+                  f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
         cols = st.columns(3)
         cols[0].metric("E[τ | these drafts]", text.fmt(it.expected_tau),
                        help="Exact over the verifier's coins, where the rule has a closed form.")
@@ -211,11 +211,11 @@ if cmp_:
     spec_runs = {k: v for k, v in cmp_.items() if k != "autoregressive"}
     a, b = st.columns(2)
     with a:
-        st.plotly_chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
-                        key="dec_cmp_accept", config=figures.CHART_CONFIG)
+        charts.chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
+                     key="dec_cmp_accept")
     with b:
-        st.plotly_chart(figures.time_split({k: {"draft": v.time_draft_s, "target": v.time_target_s,
-                                                 "verify": v.time_verify_s, "other": v.time_other_s}
-                                             for k, v in cmp_.items()}), key="dec_cmp_time", config=figures.CHART_CONFIG)
+        charts.chart(figures.time_split({k: {"draft": v.time_draft_s, "target": v.time_target_s,
+                                              "verify": v.time_verify_s, "other": v.time_other_s}
+                                          for k, v in cmp_.items()}), key="dec_cmp_time")
     st.caption("Same prompt, seed, K, L and T for every method. With T > 0 the texts differ between "
                "methods (their coins differ) but every lossless method samples from the target's law.")

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.data.trace import Step, Test
-from pages.ui import cached, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 
 routing.router_guard()
 
@@ -181,8 +181,8 @@ with errors.guard("the drafts"):
     current = events[shown - 1].node if walker and 0 < shown < len(steps) else None
     title = (f"{figures.short(method)}: τ = {verdict.tau} accepted, extra token {verdict.extra}"
              if complete else f"{figures.short(method)}: after {shown} of {len(steps)} {what}")
-    st.plotly_chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
-                                       extra=verdict.extra, title=title, current=current), key="step_tree", config=figures.CHART_CONFIG)
+    charts.chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
+                                    extra=verdict.extra, title=title, current=current), key="step_tree")
     st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
                "is labelled by its last token and stands for the whole path from the root. Grey labels on "
                "the branches name the drafts that take them. The blue ring marks the latest "
@@ -220,9 +220,9 @@ with errors.guard("the drafts"):
             last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
             if last is not None:
                 b = last.node
-                st.plotly_chart(figures.traversal_step(
+                charts.chart(figures.traversal_step(
                     block.p[b], block.q[b], last.step.vector, figures.tokens_str(b), last.child,
-                    last.step.values["A"], last.step.values["w"]), key="step_walk_residual", config=figures.CHART_CONFIG)
+                    last.step.values["A"], last.step.values["w"]), key="step_walk_residual")
     else:
         lines = []
         for i, t in enumerate(tests[:upto], start=1):
@@ -249,8 +249,8 @@ with errors.guard("the drafts"):
                    + (f", from draft {verdict.draft + 1}" if verdict.draft >= 0 else "")
                    + f"), then extra token **{verdict.extra}**: {kind}. This iteration emits "
                    f"{emitted} token{'' if emitted == 1 else 's'} for one target call.")
-        st.plotly_chart(figures.residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
-                                              where, verdict.is_bonus), key="step_residual", config=figures.CHART_CONFIG)
+        charts.chart(figures.residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
+                                           where, verdict.is_bonus), key="step_residual")
         if verdict.is_bonus:
             st.caption("Every draft token of the block was accepted, so nothing needs correcting: the extra "
                        "token is a bonus drawn from the target's own next-token law q(·|s), as if the target "
@@ -282,7 +282,7 @@ with errors.guard("the drafts"):
                          "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
                          "tests": len(v.trace.tests),
                          "expected_tau_given_drafts": cached.expected_tau_given(cfg.spec, m, block)})
-        st.plotly_chart(figures.compare_methods_bar(rows), key="step_compare", config=figures.CHART_CONFIG)
+        charts.chart(figures.compare_methods_bar(rows), key="step_compare")
         st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
             hide_index=True, width="stretch", key="step_compare_table",

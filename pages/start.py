@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.rules.registry import REGISTRY
-from pages.ui import cached, errors, figures, routing, text
+from pages.ui import cached, charts, errors, figures, routing, text
 from toy_models import PRESETS
 
 routing.router_guard()
@@ -33,7 +33,7 @@ with left:
             title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
                   f"<sup>verified by RBV: τ = {verdict.tau} tokens accepted, then one extra token</sup>",
             height=400)
-        st.plotly_chart(fig, key="start_tree", config=figures.CHART_CONFIG)
+        charts.chart(fig, key="start_tree")
         st.caption("Drafts that share a prefix share a node. Green: the accepted sub-block; red: "
                    "rejected sub-blocks; gold star: the extra token drawn by the verifier. Hover a node "
                    "for p, q and the acceptance quantities.")

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis.intervals import t_975
-from pages.ui import errors, figures, pair_picker, routing
+from pages.ui import charts, errors, figures, pair_picker, routing
 
 routing.router_guard()
 
@@ -181,16 +181,16 @@ def records(frame: pd.DataFrame) -> list[dict]:
 be = summarize("block_efficiency")
 theory = df.groupby(["method", ax], sort=False)["exact_given_drafts"].mean().reset_index()
 be = be.merge(theory, on=["method", ax], how="left")
-st.plotly_chart(figures.sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
-                                    title=f"Block efficiency against {AXES[ax]}", xlab=AXES[ax],
-                                    ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be", config=figures.CHART_CONFIG)
+charts.chart(figures.sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
+                                 title=f"Block efficiency against {AXES[ax]}", xlab=AXES[ax],
+                                 ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be")
 summary = be.rename(columns={"count": "runs", "exact_given_drafts": RUN_NAMES["exact_given_drafts"],
                              **ci_names("block efficiency")}).drop(columns=["std"])
 if "speedup" in df:
     sp = summarize("speedup")
-    st.plotly_chart(figures.sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
-                                        xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)",
-                                        runs="count"), key="sw_speedup", config=figures.CHART_CONFIG)
+    charts.chart(figures.sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
+                                     xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)",
+                                     runs="count"), key="sw_speedup")
     names = ci_names("speedup")
     summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
 n_lo, n_hi = int(summary["runs"].min()), int(summary["runs"].max())

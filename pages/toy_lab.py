@@ -11,7 +11,7 @@ import streamlit as st
 
 from core.analysis.exact import LOSSLESS_TOL
 from core.rules.registry import REGISTRY
-from pages.ui import cached, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 
 routing.router_guard()
 
@@ -127,7 +127,7 @@ if rows:
                                 "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
                                 "fidelity error (TV)": st.column_config.NumberColumn(format="%.3g"),
                                 "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
-    st.plotly_chart(figures.expected_tau_bars(rows, bounds), key="lab_bars", config=figures.CHART_CONFIG)
+    charts.chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
     with st.expander("What am I looking at?"):
         st.markdown(text.note(
             "One bar per method: its exact E[τ] on this configuration (hatched when the method is not "
@@ -178,7 +178,7 @@ for name, v in kres.items():
         skipped.append(f"{figures.short(what) if what in curves else figures.BOUND_STYLE[what][0]} at K={K}")
         continue
     (curves if what in curves else bcurves)[what].append((int(K), float(v)))
-st.plotly_chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK", config=figures.CHART_CONFIG)
+charts.chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
 with st.expander("What am I looking at?"):
     st.markdown(text.note(
         "E[τ] of each method as the number of drafts K grows, with the bounds as diamonds; the dotted "
@@ -198,8 +198,8 @@ st.markdown("The LP optimum is itself a verifier: for each multiset of drafts it
 if lp_ok and lp_auto:
     with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
         plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
-        st.plotly_chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
-                        key="lab_heatmap", config=figures.CHART_CONFIG)
+        charts.chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
+                     key="lab_heatmap")
         with st.expander("What am I looking at?"):
             st.markdown(text.note(
                 "Row m: one multiset of drafts (the order of the drafts does not matter), with its "
@@ -236,7 +236,7 @@ for m, r in mc.items():
                     "± (95%)": r.tau_mean_halfwidth,
                     "agrees?": "yes" if abs(r.tau_mean - ex) <= r.tau_mean_halfwidth else "outside the interval"})
 if exact_pmfs:
-    st.plotly_chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist", config=figures.CHART_CONFIG)
+    charts.chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
     with st.expander("What am I looking at?"):
         st.markdown(text.note(
             "One panel per method. Bars: the exact law P(τ = i). Points: the fraction of the Monte Carlo "

@@ -252,6 +252,25 @@ def test_page_loads_and_draws(server, browser_page, path, title, charts):
     page.screenshot(path=str(SHOTS / f"{path or 'start'}.png"), full_page=True)
 
 
+def test_a_chart_downloads_as_svg(server, browser_page):
+    """Issue 12, item 8: the "SVG" button under a chart downloads that chart as an SVG drawing."""
+    import xml.etree.ElementTree as ET
+
+    from pages.ui import figures
+    if figures.export_browser() is None:
+        pytest.skip("no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
+    page = browser_page
+    page.goto(f"{server}/")
+    settle(page, 1)
+    with page.expect_download(timeout=120_000) as download:
+        page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
+    assert download.value.suggested_filename == "start_tree.svg"
+    root = ET.fromstring(Path(download.value.path()).read_bytes())
+    assert root.tag.endswith("svg")
+    assert "One iteration: K = " in " ".join(root.itertext())      # the start page's draft tree, as text
+    no_exception(page)
+
+
 def test_slider_updates_figure(server, browser_page):
     page = browser_page
     page.goto(f"{server}/toy_lab")

@@ -7,6 +7,9 @@ computes an algorithm: the numbers come from ``core``.
 """
 from __future__ import annotations
 
+import os
+import shutil
+import threading
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -41,6 +44,46 @@ STATUS_COLORS = {
 #: PNG at three times the on-screen size (about 2,000 px wide: slide resolution).
 CHART_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3, "filename": "speculative-decoding"},
                 "displaylogo": False}
+
+
+#: Where ``svg`` looks for a Chrome or Chromium when ``BROWSER_PATH`` is not set.
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "microsoft-edge")
+_EXPORT_LOCK = threading.Lock()
+_EXPORT_SERVER: list[bool] = []
+
+
+def export_browser() -> str | None:
+    """The browser ``svg`` renders with: ``$BROWSER_PATH`` if it is an executable file, else the
+    first of ``BROWSERS`` on the PATH; None when there is none."""
+    path = os.environ.get("BROWSER_PATH")
+    if path:
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return next((found for name in BROWSERS if (found := shutil.which(name))), None)
+
+
+def svg(fig: go.Figure, width: int = 1200, height: int | None = None) -> bytes:
+    """The figure as an SVG file (vector: sharp at any slide size), ``width`` px wide and as tall as
+    its layout says (else 600 px).
+
+    Plotly.js's modebar downloads one format only (``CHART_CONFIG``: PNG), so the SVG is rendered
+    here by Kaleido, Plotly's own static-image exporter, which drives a headless Chrome or Chromium
+    (``export_browser``).  Kaleido's browser is started on the first export and kept for the
+    process (about 0.25 s an export after that, about 3 s for the first).  Exports are serialized."""
+    import warnings
+
+    import kaleido
+
+    browser = export_browser()
+    if browser is None:
+        raise FileNotFoundError("SVG export needs Chrome or Chromium: install one, or set BROWSER_PATH "
+                                "to its executable")
+    os.environ.setdefault("BROWSER_PATH", browser)   # Kaleido then uses the same browser
+    with _EXPORT_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")               # "kopts ignored when a server runs": expected
+        if not _EXPORT_SERVER:
+            kaleido.start_sync_server(silence_warnings=True)
+            _EXPORT_SERVER.append(True)
+        return fig.to_image(format="svg", width=width, height=height or fig.layout.height or 600)
 
 
 def color(method: str) -> str:
