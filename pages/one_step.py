@@ -213,10 +213,11 @@ with errors.guard("the drafts"):
             st.markdown("\n".join(lines))
         if shown:
             columns = ["#", "step", "node", "w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A", "result"]
-            st.dataframe(pd.DataFrame([e.row for e in events[:shown]], columns=columns), hide_index=True,
-                         width="stretch", key="step_walk_log",
-                         column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                        for c in ("w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A")})
+            numbers = ["w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A"]
+            log = pd.DataFrame([e.row for e in events[:shown]], columns=columns)
+            # A step that has no such value leaves its cell blank (not "None"); the numbers stay numbers.
+            st.dataframe(log.style.format("{:.4f}", subset=numbers, na_rep="").format(na_rep="", subset=[
+                c for c in columns if c not in numbers]), hide_index=True, width="stretch", key="step_walk_log")
             last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
             if last is not None:
                 b = last.node

@@ -435,7 +435,9 @@ def test_sweeps_run_and_download(tiny_pair):
     lines = [t for t in be["data"] if t.get("mode") == "lines+markers"]
     assert [t["name"] for t in lines] == ["BV", "RBV"] and all(list(t["x"]) == [1, 2] for t in lines)
     assert figure(at, "Speedup over the target alone")
-    assert len(at.get("download_button")) == 2
+    downloads = {b.proto.label for b in at.get("download_button")}
+    assert downloads == {"SVG", "Download all runs (CSV)", "Download summary and settings (JSON)"}
+    assert [b.proto.label for b in at.get("download_button")].count("SVG") == 2   # one per chart
     at.text_input(key="sw_values_K").set_value("1, x").run()
     assert not at.exception and "whole numbers" in at.error[0].value
 

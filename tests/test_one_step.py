@@ -102,6 +102,22 @@ def test_otv_walk_shows_each_step_with_the_trace_numbers():
     assert star["x"] == [2.0]                         # the extra token sits at depth τ + 1
 
 
+def test_walk_log_shows_blank_cells_not_none():
+    """A step without a value (an "enter" has no S(c), a "test" no A) shows an empty cell, and the
+    numbers four decimals; the table's data stay numbers (checked above)."""
+    import pyarrow as pa
+
+    at = _page("otv", 3, seed=2, coin=0)
+    slider(at, "step_walk_7").set_value(7).run()
+    no_errors(at)
+    table = next(d for d in at.dataframe if "S(c)" in d.value.columns)
+    assert table.value["S(c)"].isna().any()                      # there are missing values to show
+    shown = pa.ipc.open_stream(table.proto.arrow_data.styler.display_values).read_all().to_pandas()
+    cells = shown.astype(str).to_numpy().ravel().tolist()
+    assert not {"None", "nan", "NaN", "<NA>"} & set(cells)
+    assert shown["S(c)"].iloc[0] == "" and shown["w"].iloc[1] == f"{table.value['w'].iloc[1]:.4f}"
+
+
 def test_traversal_walk_reveals_tests_leaves_first():
     block, verdict = _verdict("traversal", 3, seed=0, coin=0)
     at = _page("traversal", 3, seed=0, coin=0)

@@ -2,7 +2,6 @@
 slide resolution), and under it a button that downloads it as SVG (``figures.svg``)."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from pages.ui import figures
@@ -10,8 +9,8 @@ from pages.ui import figures
 __all__ = ["chart"]
 
 
-def chart(fig: go.Figure, key: str) -> None:
-    """``st.plotly_chart(fig, key=key)`` with ``figures.CHART_CONFIG``, then an "SVG" download of the
+def chart(fig, key: str) -> None:
+    """``st.plotly_chart(fig, key=key)`` (``fig`` from ``figures``) with ``figures.CHART_CONFIG``, then an "SVG" download of the
     same figure, rendered only when clicked (a click does not rerun the page).  Without a browser
     to render with, the button is disabled and says why."""
     st.plotly_chart(fig, key=key, config=figures.CHART_CONFIG)
