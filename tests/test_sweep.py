@@ -7,6 +7,7 @@ import signal
 from dataclasses import replace
 
 import numpy as np
+import scipy.stats
 import pandas as pd
 import pytest
 
@@ -17,7 +18,7 @@ from core.sweep.config import InstanceKey, SweepConfig, SweepError, default_meth
 from core.sweep.engine import run_sweep
 from core.sweep.instances import instance_models, reopen
 from core.sweep.store import ResultsStore, read_results
-from core.sweep.summary import Z95, format_leaderboard, leaderboard
+from core.sweep.summary import format_leaderboard, leaderboard
 from core.sweep.work import KEY_COLUMNS
 
 CONFIG = SweepConfig(families=("iid", "near"), Vs=(2,), Ks=(2,), Ls=(1, 2), n=4,
@@ -99,10 +100,10 @@ def test_summary_figures_equal_a_direct_numpy_computation(serial):
     for entry in board["methods"]:
         m = entry["method"]
         r = e[m] / lp
-        half = Z95 * r.std(ddof=1) / np.sqrt(r.size)
+        half = scipy.stats.t.ppf(0.975, r.size - 1) * r.std(ddof=1) / np.sqrt(r.size)   # Student t, n - 1 dof
         assert entry["n"] == 16
         assert entry["mean"] == pytest.approx(r.mean(), abs=1e-15)
-        assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((r.mean() - half, r.mean() + half), abs=1e-15)
+        assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((r.mean() - half, r.mean() + half), abs=1e-12)
         assert entry["min"] == r.min() and entry["max_tv"] == tv[m].max()
         assert entry["best_share"] == np.mean((tv[m] <= LOSSLESS_TOL) & (e[m] >= best - 1e-9))
         worst = serial[serial.method == m].iloc[int(np.argmin(r))]

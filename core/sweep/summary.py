@@ -1,8 +1,11 @@
 """The leaderboard of a sweep's rows: how close each rule comes to the optimal lossless verifier.
 
 The score of a row is r = E[τ]/LP (``ratio_lp``; E[τ] itself when the sweep computed no LP).  Per
-method, over its n instances: the mean of r with a 95% confidence interval mean ± 1.96·s/√n (s the
-sample standard deviation, normal approximation; the interval is the mean alone when n = 1), the
+method, over its n instances: the mean of r with a 95% confidence interval mean ± t·s/√n (s the
+sample standard deviation, t the 97.5% quantile of Student's t with n − 1 degrees of freedom, so
+that few instances give a wide interval, not an overconfident one; the interval is the mean alone
+when n = 1; being symmetric, it can reach past 1 when n is small though E/LP of a lossless rule
+cannot), the
 minimum of r and the instance where it occurs, the largest fidelity error max TV(P̃, q), and the
 share of instances where the method is best: its E[τ] is within ``TIE`` of the largest E[τ] among
 the rows of that instance that are lossless (TV ≤ ``LOSSLESS_TOL``), so a lossy rule is never best
@@ -18,7 +21,6 @@ import pandas as pd
 from core.analysis.exact import LOSSLESS_TOL
 from core.sweep.work import KEY_COLUMNS
 
-Z95 = 1.959963984540054
 TIE = 1e-9
 BREAKDOWNS = ("K", "L", "family")
 
@@ -35,9 +37,12 @@ def best_flags(frame: pd.DataFrame) -> pd.Series:
 
 
 def mean_ci(values: np.ndarray) -> tuple[float, float, float]:
-    """(mean, low, high): the 95% normal interval mean ± 1.96·s/√n."""
+    """(mean, low, high): the 95% Student-t interval mean ± t_(0.975, n − 1)·s/√n."""
+    from scipy.stats import t   # a sweep's workers import scipy anyway (the LP); listing rules does not
+
     mean = float(np.mean(values))
-    half = Z95 * float(np.std(values, ddof=1)) / math.sqrt(values.size) if values.size > 1 else 0.0
+    n = values.size
+    half = float(t.ppf(0.975, n - 1)) * float(np.std(values, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     return mean, mean - half, mean + half
 
 
