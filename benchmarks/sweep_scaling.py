@@ -10,7 +10,8 @@ this process and every worker first analyse one tiny instance), then the serial 
 reference is the mean of the two serial passes).  Every run's rows are compared with the serial
 rows, which must be identical.  Also: the LP's share of the per-instance cost, the scheduler's
 round trip per task measured on no-op tasks, and ``overhead_probe``: one task-sized batch timed in a
-worker and in this process alternately, which separates Dask's own cost from the machine's noise.
+worker and in this process alternately, which separates Dask's own cost from the machine's noise;
+and ``speedup_probe``: a smaller sweep run alternately on a 1-worker and a 2-worker cluster.
 Figures, not assertions.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 
 from core.bounds import optimal_lp
 from core.rules.registry import REGISTRY
@@ -109,6 +111,25 @@ def dask_pass(config: SweepConfig, workers: int, batch: int | None) -> dict:
     return {"seconds": report.seconds, "tasks": report.tasks, "noop_task_seconds": noop, "rows": rows}
 
 
+def speedup_probe(config: SweepConfig, reps: int) -> dict:
+    """2 workers against 1, with the machine's drift cancelled: a 1-worker and a 2-worker cluster
+    both stay up, and the same sweep runs on each alternately, ``reps`` times (the order swapped at
+    every repetition).  Returns the medians and the median of the paired ratios."""
+    import statistics
+
+    one, two = [], []
+    with dask_client(None, 1) as c1, dask_client(None, 2) as c2:
+        c1.run(_warm)
+        c2.run(_warm)
+        for rep in range(reps):
+            for workers in ((1, 2) if rep % 2 == 0 else (2, 1)):
+                seconds = run_sweep(config, None, client=c1 if workers == 1 else c2).seconds
+                (one if workers == 1 else two).append(seconds)
+    return {"instances": len(config.instances()), "reps": reps, "one_worker_s": one, "two_workers_s": two,
+            "speedup_of_medians": statistics.median(one) / statistics.median(two),
+            "paired_speedup_median": statistics.median(a / b for a, b in zip(one, two))}
+
+
 def key(row: dict) -> tuple:
     return row["family"], row["V"], row["K"], row["L"], row["index"], row["method"]
 
@@ -119,6 +140,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--batch", type=int, help="instances per task (default: the engine's automatic size)")
     parser.add_argument("--probe-reps", type=int, default=20,
                         help="alternations of one batch in a worker and in process (0: skip the probe)")
+    parser.add_argument("--speedup-reps", type=int, default=5,
+                        help="alternations of a smaller sweep (n = 10) on 1 and on 2 workers (0: skip)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     config = SweepConfig(**GRID, n=args.n, methods=lossless_methods(), bounds=("lp",))
@@ -131,6 +154,7 @@ def main(argv=None) -> dict:
     lp = lp_seconds(config)
     n = len(config.instances())
     probe = overhead_probe(config, n // one["tasks"], args.probe_reps) if args.probe_reps else None
+    speedup = (speedup_probe(replace(config, n=10), args.speedup_reps) if args.speedup_reps else None)
     reference = sorted(rows, key=key)
     same = all(sorted(run["rows"], key=key) == reference for run in (one, two))
     serial = (first + second) / 2
@@ -146,6 +170,7 @@ def main(argv=None) -> dict:
         "noop_task_seconds": [one["noop_task_seconds"], two["noop_task_seconds"]],
         "rows_identical": same,
         "overhead_probe": probe,
+        "speedup_probe": speedup,
     }
     if args.json:
         print(json.dumps(result))
