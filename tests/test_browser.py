@@ -173,6 +173,24 @@ FINISHED = """([charts, problem]) => {
         .filter(g => g.querySelector('.main-svg') && g.data).length >= charts; }""" % IDLE
 
 
+def set_number(page, box, value: str, attempts: int = 3) -> None:
+    """Type ``value`` into a number input and press Enter, then wait for the rerun that commits it.
+    Under load a rerun already under way can redraw the input between the typing and the Enter,
+    which then commits nothing and starts no run; so when no run starts within a minute, the value
+    is typed again (a run cannot go unseen: ``rerun`` records every change of the script state)."""
+    for attempt in range(attempts):
+        if box.input_value() == value and attempt == 0:
+            return                                    # already the value: nothing to commit
+        box.fill(value)
+        try:
+            rerun(page, lambda: box.press("Enter"), timeout=60)
+        except PlaywrightTimeout:
+            continue
+        expect(box).to_have_value(value)
+        return
+    pytest.fail(f"typing {value!r} and Enter started no script run, {attempts} times")
+
+
 def outcome(page, wanted, charts: int = 0, timeout: float = SLOW) -> None:
     """Wait until ``wanted`` shows, or an error or exception shows instead, and the run is over;
     fail with the page's error text in the second case."""
@@ -588,10 +606,7 @@ def test_live_decoder_time_against_the_library(server, browser_page):
         threads = sidebar.get_by_role("spinbutton", name="Torch threads")
         new_tokens = page.get_by_label("New tokens")
         for box, value in ((threads, "1"), (new_tokens, str(NEW_TOKENS))):
-            if box.input_value() != value:           # a change reruns the script: wait for that run
-                box.fill(value)
-                rerun(page, lambda: box.press("Enter"), timeout=SLOW)
-            expect(box).to_have_value(value)
+            set_number(page, box, value)
         problem = page.locator(PROBLEM)
         start = time.perf_counter()
         page.get_by_role("button", name="Generate").click()
