@@ -30,6 +30,7 @@ import importlib.util
 import json
 from pathlib import Path
 from typing import Iterator
+from unittest.mock import patch
 
 import torch
 from torch import nn
@@ -77,17 +78,6 @@ def smollm2_available() -> bool:
 
 
 @contextlib.contextmanager
-def _swapped(owner, name: str, value) -> Iterator[None]:
-    """``owner.name`` is ``value`` inside the block, and what it was before afterwards."""
-    before = getattr(owner, name)
-    setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        setattr(owner, name, before)
-
-
-@contextlib.contextmanager
 def _gguf_loading() -> Iterator[None]:
     """What transformers 5 does more than once while it loads one GGUF file, done once.
 
@@ -105,10 +95,10 @@ def _gguf_loading() -> Iterator[None]:
     reader = functools.lru_cache(maxsize=None)(gguf.GGUFReader)
     name_map = functools.lru_cache(maxsize=None)(gguf.get_tensor_name_map)
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_swapped(gguf, "GGUFReader", lambda path, *args: reader(str(path), *args)))
-        stack.enter_context(_swapped(gguf, "get_tensor_name_map", name_map))
+        stack.enter_context(patch.object(gguf, "GGUFReader", lambda path, *args: reader(str(path), *args)))
+        stack.enter_context(patch.object(gguf, "get_tensor_name_map", name_map))
         if hasattr(gguf_utils, "tqdm"):
-            stack.enter_context(_swapped(gguf_utils, "tqdm", lambda iterable, *args, **kwargs: iterable))
+            stack.enter_context(patch.object(gguf_utils, "tqdm", lambda iterable, *args, **kwargs: iterable))
         yield
 
 

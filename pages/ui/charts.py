@@ -10,9 +10,9 @@ __all__ = ["chart"]
 
 
 def chart(fig, key: str) -> None:
-    """``st.plotly_chart(fig, key=key)`` (``fig`` from ``figures``) with ``figures.CHART_CONFIG``, then an "SVG" download of the
-    same figure, rendered only when clicked (a click does not rerun the page).  Without a browser
-    to render with, the button is disabled and says why."""
+    """``st.plotly_chart(fig, key=key)`` (``fig`` from ``figures``) with ``figures.CHART_CONFIG``,
+    then an "SVG" download of the same figure, rendered only when clicked (a click does not rerun
+    the page).  Without a browser to render with, the button is disabled and says why."""
     st.plotly_chart(fig, key=key, config=figures.CHART_CONFIG)
     missing = figures.export_browser() is None
     st.download_button(
