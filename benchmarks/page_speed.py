@@ -4,7 +4,7 @@
 
 Starts ``streamlit run app.py`` from ``--app-dir`` (default: this checkout; another checkout, such
 as an older commit in a git worktree, gives the "before" figures) and drives headless Chromium
-($CHROMIUM, else Debian's /usr/bin/chromium) with Playwright.
+($CHROMIUM, else Debian's /usr/bin/chromium) with Playwright (``benchmarks.browser``).
 
 - **First render** of a page: from ``goto`` to the app idle
   (``[data-testid=stApp][data-test-script-state=notRunning]``), no element stale, and every Plotly
@@ -22,20 +22,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from benchmarks.browser import ARGS, DEBIAN_CHROMIUM, WATCH_RUN, find_chromium, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("", "toy_lab", "one_step", "live_decoder", "sweeps", "claims", "leaderboard")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 #: True when the app is idle, nothing is stale and every Plotly chart present is drawn.
 DRAWN = """() => {
@@ -45,52 +40,6 @@ DRAWN = """() => {
     if (document.querySelector("[data-stale='true']")) return false;
     return Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g.querySelector('.main-svg') && g.data);
 }"""
-#: Records in window.__sawRun that a script run started (a MutationObserver misses no quick run).
-WATCH_RUN = """() => {
-    const app = document.querySelector("[data-testid='stApp']");
-    window.__sawRun = false;
-    new MutationObserver((records) => {
-        for (const r of records)
-            if (r.oldValue === 'running' || app.getAttribute('data-test-script-state') === 'running')
-                window.__sawRun = true;
-    }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
-}"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(app_dir: Path, log) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-        cwd=app_dir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            pass
-        if proc.poll() is not None or time.time() > deadline:
-            stop_server(proc)
-            raise RuntimeError("streamlit did not start")
-        time.sleep(0.2)
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)   # the process group this script started, nothing else
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def wait_drawn(page, timeout_s: float) -> None:
@@ -111,7 +60,7 @@ def first_render(page, url: str, timeout_s: float) -> float:
 
 
 def slider_change(page, key: str, timeout_s: float) -> float:
-    thumb = page.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
     thumb.focus()
     page.evaluate(WATCH_RUN)
     start = time.perf_counter()
@@ -124,8 +73,7 @@ def slider_change(page, key: str, timeout_s: float) -> float:
 def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], timeout_s: float = 300) -> dict:
     from playwright.sync_api import sync_playwright
 
-    chromium = next((c for c in (os.environ.get("CHROMIUM"), "/usr/bin/chromium")
-                     if c and os.access(c, os.X_OK)), None)
+    chromium = find_chromium(os.environ, [DEBIAN_CHROMIUM])
     with tempfile.TemporaryFile("w+") as log, sync_playwright() as pw:
         proc, url = start_server(app_dir, log)
         try:

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from benchmarks.browser import ARGS, DEBIAN_CHROMIUM, WATCH_RUN, find_chromium, start_server, stop_server
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -30,23 +27,12 @@ except ImportError:  # the browser tests skip below; the discovery test still ru
     sync_playwright = None
 
 ROOT = Path(__file__).resolve().parent.parent
-DEBIAN_CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "artifacts" / "screenshots"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
 SLOW = 300          # seconds: loading or running a real model under a loaded CPU
 ROUNDS = 5          # rounds of the live decoder timing: the machine is noisy, the medians are reported
 NEW_TOKENS = 256    # the generation the issue timed (66-72 s in the page against about 3 s in the CLI)
-
-
-def find_chromium(environ, fallbacks) -> str | None:
-    """The first executable file among $CHROMIUM and then ``fallbacks``; None when there is none."""
-    for candidate in (environ.get("CHROMIUM"), *fallbacks):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
 
 
 def test_find_chromium_honours_the_environment(tmp_path):
@@ -80,42 +66,14 @@ def chromium(playwright) -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(chromium):
-    port = _free_port()
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_server(ROOT, log, timeout_s=60)
     try:
-        deadline = time.time() + 60
-        while True:     # poll the health endpoint until the server answers
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                log.seek(0)
-                raise RuntimeError(f"streamlit did not start: {log.read()[-2000:]}")
-            time.sleep(0.3)
         yield url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)   # the process group we started, and nothing else
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_server(proc)
 
 
 @pytest.fixture(scope="module")
@@ -146,18 +104,7 @@ def rerun(page, action, timeout: float = 120) -> None:
     """Do ``action`` (an input that makes the app rerun its script), then wait until that rerun is
     over.  A MutationObserver records the script state's changes, so a rerun too quick to be seen by
     polling still counts, and a ``settle`` right after the action cannot pass before the rerun starts."""
-    page.evaluate("""() => {
-        const app = document.querySelector("[data-testid='stApp']");
-        window.__sawRun = false;
-        if (window.__runObserver) window.__runObserver.disconnect();
-        window.__runObserver = new MutationObserver((records) => {
-            for (const r of records)
-                if (r.oldValue === 'running' || app.getAttribute('data-test-script-state') === 'running')
-                    window.__sawRun = true;
-        });
-        window.__runObserver.observe(app, {attributes: true, attributeOldValue: true,
-                                           attributeFilter: ['data-test-script-state']});
-    }""")
+    page.evaluate(WATCH_RUN)
     action()
     page.wait_for_function("() => window.__sawRun", timeout=timeout * 1000)
     settle(page, timeout=timeout)
