@@ -27,17 +27,21 @@ import tempfile
 import time
 from pathlib import Path
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from benchmarks.browser import ARGS, DEBIAN_CHROMIUM, WATCH_RUN, find_chromium, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("", "toy_lab", "one_step", "live_decoder", "sweeps", "claims", "leaderboard")
 
-#: True when the app is idle, nothing is stale and every Plotly chart present is drawn.
+#: True when the app is idle, nothing is stale, no element is still a placeholder and every Plotly
+#: chart present is drawn.  Streamlit shows a skeleton (``stSkeleton``) where a chart will be until
+#: Plotly's bundle has loaded, so without that check a page load counted as drawn before any chart.
 DRAWN = """() => {
     const app = document.querySelector("[data-testid='stApp']");
     if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
     if (!document.querySelector("[data-testid='stMain'] h1")) return false;
-    if (document.querySelector("[data-stale='true']")) return false;
+    if (document.querySelector("[data-stale='true'], [data-testid='stSkeleton']")) return false;
     return Array.from(document.querySelectorAll('.js-plotly-plot')).every(g => g.querySelector('.main-svg') && g.data);
 }"""
 
@@ -59,13 +63,20 @@ def first_render(page, url: str, timeout_s: float) -> float:
     return time.perf_counter() - start - 0.3
 
 
-def slider_change(page, key: str, timeout_s: float) -> float:
+def slider_change(page, key: str, timeout_s: float, retry_s: float = 15) -> float:
+    """Press ``key`` on the K slider and time the rerun.  A press that starts no run within
+    ``retry_s`` (the page can swallow one while it is busy) is pressed again, and the clock restarts."""
     thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
-    thumb.focus()
-    page.evaluate(WATCH_RUN)
-    start = time.perf_counter()
-    thumb.press(key)
-    page.wait_for_function("() => window.__sawRun", polling=20, timeout=timeout_s * 1000)
+    while True:
+        thumb.focus()
+        page.evaluate(WATCH_RUN)
+        start = time.perf_counter()
+        thumb.press(key)
+        try:
+            page.wait_for_function("() => window.__sawRun", polling=20, timeout=retry_s * 1000)
+            break
+        except PlaywrightTimeout:
+            print(f"  no rerun {retry_s:.0f} s after {key}: pressing again", flush=True)
     wait_drawn(page, timeout_s)
     return time.perf_counter() - start - 0.3
 

@@ -16,6 +16,13 @@ from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 routing.router_guard()
 
 BOUND_KEYS = ["lp_optimum", "acausal", "claimed_cic", "greedy"]
+BOUND_HELP = {
+    "lp_optimum": "Largest E[τ] of any lossless verifier with K i.i.d. drafts (linear program).",
+    "acausal": "E[max LCP] under the best coupling of drafts and target text: an upper bound that no verifier "
+               "reaches in general.",
+    "claimed_cic": "The value the SpecTr-GBV paper says its rule attains: Σ_s q(s)·[1 − (1 − m(s))^K].",
+    "greedy": "Σ W̄(s), W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K): a cheap upper bound on the LP.",
+}
 
 cfg = toy_config.toy_config(monte_carlo=True)
 st.title("Toy laboratory: every method, computed exactly")
@@ -62,14 +69,15 @@ lp_ok = lp_why is None
 lp_auto = lp_size <= cached.LP_AUTO or f"lp{key}" in approved
 
 # ------------------------------------------------------------------------------------------------
-st.header("1. Exact E[τ] of every method, next to the bounds")
 jobs = [(m, (lambda m=m: cached.exact(cfg.spec, m, cfg.K, cfg.L))) for m in methods]
 jobs += [("claimed_cic", lambda: cached.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)),
          ("greedy", lambda: cached.bound(cfg.spec, "greedy", cfg.K, cfg.L))]
 if lp_ok and lp_auto:
     jobs += [("lp_optimum", lambda: cached.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L)),
              ("acausal", lambda: cached.bound(cfg.spec, "acausal", cfg.K, cfg.L))]
-results = cached.run_with_progress(jobs, "Computing exact laws and bounds")
+# a configuration the reader approved as large shows its bar at once; others only if they linger
+results = cached.run_with_progress(jobs, "Computing exact laws and bounds",
+                                   after_s=0.0 if note else cached.PROGRESS_AFTER_S)
 
 rows, problems = [], []
 for m in methods:
@@ -86,172 +94,186 @@ for b in BOUND_KEYS:
     bounds[b] = None if v is None or isinstance(v, Exception) else float(v)
     if isinstance(v, Exception):
         problems.append(f"{figures.BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
-for e in problems:
-    st.error(text.escape_markdown(e))
-
-cols = st.columns(4)
-for c, b in zip(cols, BOUND_KEYS):
-    c.metric(figures.BOUND_STYLE[b][0], text.fmt(bounds[b]),
-             help={"lp_optimum": "Largest E[τ] of any lossless verifier with K i.i.d. drafts (linear program).",
-                   "acausal": "E[max LCP] under the best coupling of drafts and target text: an upper bound "
-                              "that no verifier reaches in general.",
-                   "claimed_cic": "The value the SpecTr-GBV paper says its rule attains: Σ_s q(s)·[1 − (1 − m(s))^K].",
-                   "greedy": "Σ W̄(s), W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K): a cheap upper bound on the LP."}[b])
-exact_bounds = [f"{figures.BOUND_STYLE[b][0]} = {text.fraction(v)}" for b, v in bounds.items()
-                if text.fraction(v)]
-if exact_bounds:
-    st.caption("As exact fractions: " + "; ".join(exact_bounds) + ".")
-if not lp_ok:
-    st.info(text.escape_markdown(f"The LP optimum and the acausal bound are not shown: {lp_why}"))
-elif not lp_auto:
-    st.info(f"The LP optimum and the acausal bound need an LP of size {lp_size:,}, which takes a while.")
-    if st.button("Solve the LPs", key="lab_lp"):
-        approved.add(f"lp{key}")
-        st.rerun()
-
-if rows:
-    lp = bounds.get("lp_optimum")
-    table = pd.DataFrame([{
-        "method": figures.short(r["method"]),
-        "E[τ]": r["expected_accepted"],
-        "E[τ] as a fraction": text.fraction(r["expected_accepted"]) or "",
-        "block efficiency E[τ]+1": r["block_efficiency"],
-        "fidelity error (TV)": text.clean(r["fidelity_tv"]),
-        "lossless?": "yes" if results[r["method"]].is_lossless else "NO",
-        "% of LP optimum": (100 * r["expected_accepted"] / lp) if lp else None,
-    } for r in rows])
-    if not lp:
-        table = table.drop(columns=["% of LP optimum"])
-    st.dataframe(table, hide_index=True, width="stretch", key="lab_table",
-                 column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
-                                "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
-                                "fidelity error (TV)": st.column_config.NumberColumn(format="%.3g"),
-                                "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
-    charts.chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
-    with st.expander("What am I looking at?"):
-        st.markdown(text.note(
-            "One bar per method: its exact E[τ] on this configuration (hatched when the method is not "
-            "lossless, so its bar is not a fair comparison). The horizontal lines are the bounds; a "
-            "lossless method can never rise above the LP optimum.",
-            ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
-    lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
-    above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
-    if lossy:
-        st.warning(f"Not lossless on this configuration: {', '.join(lossy)}. Its output law differs "
-                   f"from q, so its E[τ] is not comparable with the lossless methods"
-                   + (f" (above the LP optimum: {', '.join(above)})." if above else "."))
-    st.download_button("Download these results (JSON)", key="lab_download", mime="application/json",
-                       file_name="toy_lab_results.json",
-                       data=json.dumps({"configuration": cfg.source, "bounds": bounds,
-                                        "methods": [{k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                                                     for k, v in r.items()} for r in rows]}, indent=2))
 
 # ------------------------------------------------------------------------------------------------
-st.header("2. Do more drafts help? E[τ] against K")
-st.markdown("A method that uses its drafts well never gets worse with more of them. Single-draft "
-            "methods (SD, BV) are flat by construction.")
-k_hi = st.slider("Show K from 1 to", 1, 8, value=min(8, max(4, cfg.K)), key="lab_kmax")
-curves: dict[str, list] = {m: [] for m in methods}
-bcurves: dict[str, list] = {b: [] for b in BOUND_KEYS}
-skipped = []
-kjobs = []
-for K in range(1, k_hi + 1):
-    for m in methods:
-        if K != cfg.K and (cached.exact_seconds(cfg.V, K, cfg.L, m) > cached.EXACT_AUTO_SECONDS or
-                           (m == "lp_optimal" and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
-            skipped.append(f"{figures.short(m)} at K={K}")
-            continue
-        # a single-draft rule reads draft 1 only: its law is the same at every K
-        k_law = 1 if REGISTRY[m].single_draft else K
-        kjobs.append((f"{m}@{K}", (lambda m=m, k=k_law: cached.exact(cfg.spec, m, k, cfg.L).expected_accepted)))
-    kjobs.append((f"claimed_cic@{K}", lambda K=K: cached.bound(cfg.spec, "claimed_cic", K, cfg.L)))
-    kjobs.append((f"greedy@{K}", lambda K=K: cached.bound(cfg.spec, "greedy", K, cfg.L)))
-    if cached.lp_size(cfg.V, K, cfg.L) <= cached.LP_AUTO:
-        kjobs.append((f"lp_optimum@{K}", lambda K=K: cached.bound(cfg.spec, "lp_optimum", K, cfg.L)))
-        kjobs.append((f"acausal@{K}", lambda K=K: cached.bound(cfg.spec, "acausal", K, cfg.L)))
-    else:
-        skipped.append(f"LP bounds at K={K}")
-kres = cached.run_with_progress(kjobs, "E[τ] for every K")
-for name, v in kres.items():
-    what, K = name.rsplit("@", 1)
-    if isinstance(v, Exception):
-        skipped.append(f"{figures.short(what) if what in curves else figures.BOUND_STYLE[what][0]} at K={K}")
-        continue
-    (curves if what in curves else bcurves)[what].append((int(K), float(v)))
-charts.chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
-with st.expander("What am I looking at?"):
-    st.markdown(text.note(
-        "E[τ] of each method as the number of drafts K grows, with the bounds as diamonds; the dotted "
-        "vertical line marks the K chosen in the sidebar. A point is missing where it would take too "
-        "long to compute (listed under the chart).",
-        ["K, L", "τ", "E[τ]", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
-kind, verdict = text.monotonicity(curves, LOSSLESS_TOL)
-{"drops": st.warning, "holds": st.success, "unchecked": st.info}[kind](verdict)
-if skipped:
-    st.caption("Left out to keep the page fast: " + ", ".join(skipped) + ".")
+# One section at a time: only the open tab is computed and drawn (``toy_config.LAB_SECTIONS`` says
+# why), and the URL names it, so a link opens the same tab.
+tab_methods, tab_drafts, tab_coupling, tab_mc = st.tabs(
+    list(toy_config.LAB_SECTIONS.values()), key="lab_section", on_change="rerun")
+toy_config.write_page_url({"section": toy_config.lab_section_name(st.session_state.lab_section)})
 
-# ------------------------------------------------------------------------------------------------
-st.header("3. The optimal coupling: what the best lossless verifier does")
-st.markdown("The LP optimum is itself a verifier: for each multiset of drafts it emits an accepted "
-            "prefix s and an extra token y with the probabilities below (rows sum to 1). Darker = more "
-            "likely. A row that puts its mass on long prefixes is a draft set the optimum trusts.")
-if lp_ok and lp_auto:
-    with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
-        plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
-        charts.chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
-                     key="lab_heatmap")
+if tab_methods.open:
+    with tab_methods:
+        st.header("1. Exact E[τ] of every method, next to the bounds")
+        for e in problems:
+            st.error(text.escape_markdown(e))
+
+        cols = st.columns(4)
+        for c, b in zip(cols, BOUND_KEYS):
+            c.metric(figures.BOUND_STYLE[b][0], text.fmt(bounds[b]), help=BOUND_HELP[b])
+        exact_bounds = [f"{figures.BOUND_STYLE[b][0]} = {text.fraction(v)}" for b, v in bounds.items()
+                        if text.fraction(v)]
+        if exact_bounds:
+            st.caption("As exact fractions: " + "; ".join(exact_bounds) + ".")
+        if not lp_ok:
+            st.info(text.escape_markdown(f"The LP optimum and the acausal bound are not shown: {lp_why}"))
+        elif not lp_auto:
+            st.info(f"The LP optimum and the acausal bound need an LP of size {lp_size:,}, which takes a while.")
+            if st.button("Solve the LPs", key="lab_lp"):
+                approved.add(f"lp{key}")
+                st.rerun()
+
+        if rows:
+            lp = bounds.get("lp_optimum")
+            table = pd.DataFrame([{
+                "method": figures.short(r["method"]),
+                "E[τ]": r["expected_accepted"],
+                "E[τ] as a fraction": text.fraction(r["expected_accepted"]) or "",
+                "block efficiency E[τ]+1": r["block_efficiency"],
+                "fidelity error (TV)": text.clean(r["fidelity_tv"]),
+                "lossless?": "yes" if results[r["method"]].is_lossless else "NO",
+                "% of LP optimum": (100 * r["expected_accepted"] / lp) if lp else None,
+            } for r in rows])
+            if not lp:
+                table = table.drop(columns=["% of LP optimum"])
+            st.dataframe(table, hide_index=True, width="stretch", key="lab_table",
+                         column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
+                                        "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
+                                        "fidelity error (TV)": st.column_config.NumberColumn(format="%.3g"),
+                                        "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
+            charts.chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
+            with st.expander("What am I looking at?"):
+                st.markdown(text.note(
+                    "One bar per method: its exact E[τ] on this configuration (hatched when the method is not "
+                    "lossless, so its bar is not a fair comparison). The horizontal lines are the bounds; a "
+                    "lossless method can never rise above the LP optimum.",
+                    ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
+            lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
+            above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
+            if lossy:
+                st.warning(f"Not lossless on this configuration: {', '.join(lossy)}. Its output law differs "
+                           f"from q, so its E[τ] is not comparable with the lossless methods"
+                           + (f" (above the LP optimum: {', '.join(above)})." if above else "."))
+            st.download_button("Download these results (JSON)", key="lab_download", mime="application/json",
+                               file_name="toy_lab_results.json",
+                               data=json.dumps({"configuration": cfg.source, "bounds": bounds,
+                                                "methods": [{k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                                                             for k, v in r.items()} for r in rows]}, indent=2))
+
+
+if tab_drafts.open:
+    with tab_drafts:
+        st.header("2. Do more drafts help? E[τ] against K")
+        st.markdown("A method that uses its drafts well never gets worse with more of them. Single-draft "
+                    "methods (SD, BV) are flat by construction.")
+        st.session_state.setdefault("lab_kmax", min(8, max(4, cfg.K)))   # kept across tabs (routing.PERSISTENT_KEYS)
+        k_hi = st.slider("Show K from 1 to", 1, 8, key="lab_kmax")
+        curves: dict[str, list] = {m: [] for m in methods}
+        bcurves: dict[str, list] = {b: [] for b in BOUND_KEYS}
+        skipped = []
+        kjobs = []
+        for K in range(1, k_hi + 1):
+            for m in methods:
+                if K != cfg.K and (cached.exact_seconds(cfg.V, K, cfg.L, m) > cached.EXACT_AUTO_SECONDS or
+                                   (m == "lp_optimal" and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
+                    skipped.append(f"{figures.short(m)} at K={K}")
+                    continue
+                # a single-draft rule reads draft 1 only: its law is the same at every K
+                k_law = 1 if REGISTRY[m].single_draft else K
+                kjobs.append((f"{m}@{K}", (lambda m=m, k=k_law: cached.exact(cfg.spec, m, k, cfg.L).expected_accepted)))
+            kjobs.append((f"claimed_cic@{K}", lambda K=K: cached.bound(cfg.spec, "claimed_cic", K, cfg.L)))
+            kjobs.append((f"greedy@{K}", lambda K=K: cached.bound(cfg.spec, "greedy", K, cfg.L)))
+            if cached.lp_size(cfg.V, K, cfg.L) <= cached.LP_AUTO:
+                kjobs.append((f"lp_optimum@{K}", lambda K=K: cached.bound(cfg.spec, "lp_optimum", K, cfg.L)))
+                kjobs.append((f"acausal@{K}", lambda K=K: cached.bound(cfg.spec, "acausal", K, cfg.L)))
+            else:
+                skipped.append(f"LP bounds at K={K}")
+        kres = cached.run_with_progress(kjobs, "E[τ] for every K")
+        for name, v in kres.items():
+            what, K = name.rsplit("@", 1)
+            if isinstance(v, Exception):
+                skipped.append(f"{figures.short(what) if what in curves else figures.BOUND_STYLE[what][0]} at K={K}")
+                continue
+            (curves if what in curves else bcurves)[what].append((int(K), float(v)))
+        charts.chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
         with st.expander("What am I looking at?"):
             st.markdown(text.note(
-                "Row m: one multiset of drafts (the order of the drafts does not matter), with its "
-                "probability P(m) = K!/Π c_x! · Π_k p(x⁽ᵏ⁾). Column s·y: an output, the accepted prefix s "
-                "followed by the extra token y. Cell: π(m, s, y)/P(m), the probability that the best "
-                "lossless verifier emits s·y when it sees m. Its E[τ], Σ_(m, s, y) π(m, s, y)·|s|, is "
-                "the LP optimum.",
-                ["p, q", "K, L", "extra token", "lossless", "LP optimum"]))
-        st.caption(f"{len(plan.multisets):,} draft multisets; the {min(25, len(plan.multisets))} most "
-                   f"likely are shown. LP: {plan.n_variables:,} variables, {plan.n_constraints:,} "
-                   f"constraints, optimum E[τ] = {plan.value:.6f}.")
-else:
-    st.info("The optimal coupling needs the LP (see section 1).")
+                "E[τ] of each method as the number of drafts K grows, with the bounds as diamonds; the dotted "
+                "vertical line marks the K chosen in the sidebar. A point is missing where it would take too "
+                "long to compute (listed under the chart).",
+                ["K, L", "τ", "E[τ]", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
+        kind, verdict = text.monotonicity(curves, LOSSLESS_TOL)
+        {"drops": st.warning, "holds": st.success, "unchecked": st.info}[kind](verdict)
+        if skipped:
+            st.caption("Left out to keep the page fast: " + ", ".join(skipped) + ".")
 
-# ------------------------------------------------------------------------------------------------
-st.header("4. Monte Carlo against the exact law of τ")
-st.markdown("Run the methods for real, many times, and compare the frequencies with the exact law. "
-            "The exact bars should sit inside the 95% intervals about 95% of the time.")
-c1, c2 = st.columns(2)
-n = c1.select_slider("Iterations per method", toy_config.MC_ITERATIONS, key="lab_mc_n")  # default: toy_config
-seed = c2.number_input("Monte Carlo seed", 0, 10**9, key="lab_mc_seed")
-exact_pmfs = {r["method"]: r["tau_pmf"] for r in rows}
-mc_jobs = [(m, (lambda m=m: cached.monte_carlo(cfg.spec, m, cfg.K, cfg.L, int(n), int(seed)))) for m in exact_pmfs]
-mc = cached.run_with_progress(mc_jobs, "Monte Carlo")
-mc_data, mc_rows = {}, []
-for m, r in mc.items():
-    if isinstance(r, Exception):
-        errors.show(r, "the Monte Carlo run", prefix=f"{figures.short(m)}: ")
-        continue
-    lo, hi = r.tau_interval()
-    mc_data[m] = (r.tau_pmf, lo, hi)
-    ex = results[m].expected_accepted
-    mc_rows.append({"method": figures.short(m), "exact E[τ]": ex, "Monte Carlo mean": r.tau_mean,
-                    "± (95%)": r.tau_mean_halfwidth,
-                    "agrees?": "yes" if abs(r.tau_mean - ex) <= r.tau_mean_halfwidth else "outside the interval"})
-if exact_pmfs:
-    charts.chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
-    with st.expander("What am I looking at?"):
-        st.markdown(text.note(
-            "One panel per method. Bars: the exact law P(τ = i). Points: the fraction of the Monte Carlo "
-            "iterations that accepted i tokens, with a 95% Wilson interval; an exact bar outside its "
-            "interval happens about 1 time in 20 by chance, much more often means a bug.",
-            ["τ", "E[τ]"]))
-    st.dataframe(pd.DataFrame(mc_rows), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                for c in ("exact E[τ]", "Monte Carlo mean", "± (95%)")})
+
+if tab_coupling.open:
+    with tab_coupling:
+        st.header("3. The optimal coupling: what the best lossless verifier does")
+        st.markdown("The LP optimum is itself a verifier: for each multiset of drafts it emits an accepted "
+                    "prefix s and an extra token y with the probabilities below (rows sum to 1). Darker = more "
+                    "likely. A row that puts its mass on long prefixes is a draft set the optimum trusts.")
+        if lp_ok and lp_auto:
+            with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
+                plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
+                charts.chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
+                             key="lab_heatmap")
+                with st.expander("What am I looking at?"):
+                    st.markdown(text.note(
+                        "Row m: one multiset of drafts (the order of the drafts does not matter), with its "
+                        "probability P(m) = K!/Π c_x! · Π_k p(x⁽ᵏ⁾). Column s·y: an output, the accepted prefix s "
+                        "followed by the extra token y. Cell: π(m, s, y)/P(m), the probability that the best "
+                        "lossless verifier emits s·y when it sees m. Its E[τ], Σ_(m, s, y) π(m, s, y)·|s|, is "
+                        "the LP optimum.",
+                        ["p, q", "K, L", "extra token", "lossless", "LP optimum"]))
+                st.caption(f"{len(plan.multisets):,} draft multisets; the {min(25, len(plan.multisets))} most "
+                           f"likely are shown. LP: {plan.n_variables:,} variables, {plan.n_constraints:,} "
+                           f"constraints, optimum E[τ] = {plan.value:.6f}.")
+        else:
+            st.info("The optimal coupling needs the LP (see section 1).")
+
+
+if tab_mc.open:
+    with tab_mc:
+        st.header("4. Monte Carlo against the exact law of τ")
+        st.markdown("Run the methods for real, many times, and compare the frequencies with the exact law. "
+                    "The exact bars should sit inside the 95% intervals about 95% of the time.")
+        c1, c2 = st.columns(2)
+        n = c1.select_slider("Iterations per method", toy_config.MC_ITERATIONS, key="lab_mc_n")  # default: toy_config
+        seed = c2.number_input("Monte Carlo seed", 0, 10**9, key="lab_mc_seed")
+        exact_pmfs = {r["method"]: r["tau_pmf"] for r in rows}
+        mc_jobs = [(m, (lambda m=m: cached.monte_carlo(cfg.spec, m, cfg.K, cfg.L, int(n), int(seed)))) for m in exact_pmfs]
+        mc = cached.run_with_progress(mc_jobs, "Monte Carlo")
+        mc_data, mc_rows = {}, []
+        for m, r in mc.items():
+            if isinstance(r, Exception):
+                errors.show(r, "the Monte Carlo run", prefix=f"{figures.short(m)}: ")
+                continue
+            lo, hi = r.tau_interval()
+            mc_data[m] = (r.tau_pmf, lo, hi)
+            ex = results[m].expected_accepted
+            mc_rows.append({"method": figures.short(m), "exact E[τ]": ex, "Monte Carlo mean": r.tau_mean,
+                            "± (95%)": r.tau_mean_halfwidth,
+                            "agrees?": "yes" if abs(r.tau_mean - ex) <= r.tau_mean_halfwidth else "outside the interval"})
+        if exact_pmfs:
+            charts.chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
+            with st.expander("What am I looking at?"):
+                st.markdown(text.note(
+                    "One panel per method. Bars: the exact law P(τ = i). Points: the fraction of the Monte Carlo "
+                    "iterations that accepted i tokens, with a 95% Wilson interval; an exact bar outside its "
+                    "interval happens about 1 time in 20 by chance, much more often means a bug.",
+                    ["τ", "E[τ]"]))
+            st.dataframe(pd.DataFrame(mc_rows), hide_index=True, width="stretch",
+                         column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                        for c in ("exact E[τ]", "Monte Carlo mean", "± (95%)")})
+
 
 # ------------------------------------------------------------------------------------------------
 with st.expander("Copy this configuration: the command lines that reproduce these numbers"):
     p_json, q_json, commands = toy_config.cli_commands(
         cfg, methods, ["lp", "acausal", "cic", "relaxation"] if lp_ok else ["cic", "relaxation"],
-        monte_carlo=(int(n), int(seed)))
+        monte_carlo=(int(st.session_state.lab_mc_n), int(st.session_state.lab_mc_seed)))
     st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
     c_p, c_q = st.columns(2)
     c_p.code(p_json, language="json")

@@ -37,6 +37,16 @@ def figure(at: AppTest, title_part: str) -> dict:
                          f"{[f['layout'].get('title', {}).get('text') for f in figures_json(at)]}")
 
 
+def section(at: AppTest, name: str) -> AppTest:
+    """Open the toy laboratory's tab ``name`` (a key of ``toy_config.LAB_SECTIONS``), as a click on
+    it does, and rerun."""
+    from pages.ui.toy_config import LAB_SECTIONS
+    at.session_state["lab_section"] = LAB_SECTIONS[name]
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def slider(at: AppTest, key: str):
     return next(s for s in at.slider if s.key == key)
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from tests.apptest import APP, figure, figures_json, no_errors, open_page, pair_state, slider  # noqa: E402
+from tests.apptest import APP, figure, figures_json, no_errors, open_page, pair_state, section, slider  # noqa: E402
 
 # ------------------------------------------------------------------------------------------------
 # Start
@@ -60,12 +60,13 @@ def test_lab_changing_K_changes_table_and_figures():
     before = _lab_table(at).set_index("method")["E[τ]"]
     bars = figure(at, "Expected accepted tokens")
     assert {"SD", "BV", "SpecTr", "SpecTr-GBV"} <= {t["name"] for t in bars["data"]}
-    vs_k = figure(at, "against the number of drafts K")
+    vs_k = figure(section(at, "drafts"), "against the number of drafts K")
     assert any(t["name"].startswith("LP optimum") for t in vs_k["data"])
-    heat = figure(at, "Optimal lossless verifier")
+    heat = figure(section(at, "coupling"), "Optimal lossless verifier")
     assert heat["data"][0]["type"] == "heatmap"
-    assert figure(at, "Law of τ")
+    assert figure(section(at, "monte-carlo"), "Law of τ")
 
+    section(at, "methods")
     slider(at, "toy_K").set_value(3).run()
     no_errors(at)
     after = _lab_table(at).set_index("method")["E[τ]"]
@@ -111,6 +112,30 @@ def test_lab_edit_table_and_random_models():
     assert (_lab_table(at)["fidelity error (TV)"] >= 0).all()
 
 
+def test_lab_computes_and_draws_only_the_open_section():
+    """Issue 12, item 11: one tab per section, and only the open one is computed and drawn, so a
+    slider change redraws one chart, not four; a link names its tab; an unknown one says so."""
+    at = open_page("pages/toy_lab.py")
+    no_errors(at)
+    assert [t.label for t in at.tabs] == ["1. Every method, exactly", "2. Do more drafts help?",
+                                          "3. The optimal coupling", "4. Monte Carlo check"]
+    titles = lambda: [f["layout"]["title"]["text"] for f in figures_json(at)]  # noqa: E731
+    assert len(titles()) == 1 and "Expected accepted tokens" in titles()[0]
+    assert at.query_params["section"] == "methods"
+    for name, title in (("drafts", "against the number of drafts K"), ("coupling", "Optimal lossless verifier"),
+                        ("monte-carlo", "Law of τ")):
+        section(at, name)
+        assert len(titles()) == 1 and title in titles()[0], titles()
+        assert at.query_params["section"] == name
+        assert not [d for d in at.dataframe if "E[τ] as a fraction" in d.value.columns]   # section 1 is not drawn
+    linked = open_page("pages/toy_lab.py", query={"section": "coupling"})
+    assert "Optimal lossless verifier" in figures_json(linked)[0]["layout"]["title"]["text"]
+    wrong = open_page("pages/toy_lab.py", query={"section": "no-such-tab"})
+    said = [w.value for w in wrong.warning if "section=no-such-tab" in w.value]
+    assert len(said) == 1 and "\n" not in said[0]
+    assert "Expected accepted tokens" in figures_json(wrong)[0]["layout"]["title"]["text"]
+
+
 def test_lab_large_configuration_warns_before_solving():
     at = open_page("pages/toy_lab.py", state={"toy_V": 8, "toy_K": 5, "toy_L": 2})
     assert not at.exception
@@ -129,6 +154,7 @@ def test_lab_too_large_offers_no_button_and_no_verdict_on_uncomputed_methods():
     refusal = next(w.value for w in at.warning if "Too large" in w.value)
     assert "more than a year" in refusal and "e+" not in refusal and "SpecTr-GBV" in refusal
     assert list(_lab_table(at)["method"]) == ["SD", "BV", "Best-of-K+BV"]
+    section(at, "drafts")
     said = " ".join(e.value for e in [*at.success, *at.warning, *at.info])
     assert "Every method" not in said and "every method" not in said
     verdict = next(e.value for e in [*at.success, *at.warning] if "in K" in e.value)
@@ -147,7 +173,7 @@ def test_lab_several_drafts_preset_shows_every_method_and_the_lp_at_every_K():
     assert list(_lab_table(at)["method"]) == [cls.short for cls in REGISTRY.values()]
     metrics = {m.label: m.value for m in at.metric}
     assert all(v != "—" for v in metrics.values()), metrics
-    vs_k = figure(at, "against the number of drafts K")
+    vs_k = figure(section(at, "drafts"), "against the number of drafts K")
     lines = {t["name"]: list(t["x"]) for t in vs_k["data"]}
     for cls in REGISTRY.values():
         assert lines[cls.short] == [1, 2, 3, 4]
@@ -219,20 +245,25 @@ def test_lab_url_holds_the_configuration_and_a_link_restores_it():
     slider(at, "toy_T").set_value(0.5).run()
     at.sidebar.number_input(key="toy_seed").set_value(4).run()
     next(m for m in at.sidebar.multiselect if m.key == "toy_methods").set_value(["bv", "rbv"]).run()
-    at.select_slider(key="lab_mc_n").set_value(100).run()
+    table = _lab_table(at).set_index("method")["E[τ]"]
+    section(at, "monte-carlo").select_slider(key="lab_mc_n").set_value(100).run()
     no_errors(at)
     url = dict(at.query_params)
-    assert {k: url[k] for k in ("source", "seed", "K", "T", "methods", "mc_n")} == {
-        "source": "Seeded random", "seed": "4", "K": "3", "T": "0.5", "methods": "bv,rbv", "mc_n": "100"}
-    table = _lab_table(at).set_index("method")["E[τ]"]
+    assert {k: url[k] for k in ("source", "seed", "K", "T", "methods", "mc_n", "section")} == {
+        "source": "Seeded random", "seed": "4", "K": "3", "T": "0.5", "methods": "bv,rbv", "mc_n": "100",
+        "section": "monte-carlo"}
+    mc_table = at.dataframe[0].value
 
     again = open_page("pages/toy_lab.py", query=url)
     no_errors(again)
     for key, value in {"toy_source": "Seeded random", "toy_seed": 4, "toy_K": 3, "toy_T": 0.5,
-                       "toy_methods": ["bv", "rbv"], "lab_mc_n": 100}.items():
+                       "toy_methods": ["bv", "rbv"], "lab_mc_n": 100,
+                       "lab_section": "4. Monte Carlo check"}.items():
         assert again.session_state[key] == value
-    pd.testing.assert_series_equal(_lab_table(again).set_index("method")["E[τ]"], table)
+    pd.testing.assert_frame_equal(again.dataframe[0].value, mc_table)    # the same tab, the same numbers
     assert dict(again.query_params) == url
+    pd.testing.assert_series_equal(_lab_table(section(again, "methods")).set_index("method")["E[τ]"], table)
+    assert again.query_params["section"] == "methods" and again.session_state["lab_mc_n"] == 100
 
     unknown = open_page("pages/toy_lab.py", query={"preset": "no-such-preset"})
     assert not unknown.exception

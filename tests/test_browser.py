@@ -201,7 +201,7 @@ def test_deep_link_first_goes_through_the_router(server, browser_page):
     assert "Is SpecTr-GBV lossless" in page.inner_text("body")
 
 
-PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 4), ("one_step", "One iteration", 3),
+PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 3),
          ("claims", "SpecTr-GBV", 3)]
 
 
@@ -239,19 +239,26 @@ def test_a_chart_downloads_as_svg(server, browser_page):
 def test_slider_updates_figure(server, browser_page):
     page = browser_page
     page.goto(f"{server}/toy_lab")
-    settle(page, 4)
+    settle(page, 1)
     before = figure_data(page, "Expected accepted tokens")
     assert before
     thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
     thumb.focus()
     thumb.press("ArrowRight")               # K: 2 -> 3
     wait_for_change(page, "Expected accepted tokens", before)
-    settle(page, 4)
+    settle(page, 1)
     after = figure_data(page, "Expected accepted tokens")
     spectr = lambda data: next(d["y"] for d in data if d["name"] == "SpecTr")  # noqa: E731
     assert spectr(after)[0] > spectr(before)[0]      # a third draft helps SpecTr
     no_exception(page)
     page.screenshot(path=str(SHOTS / "toy_lab_K3.png"), full_page=True)
+    # a click on a section's tab draws that section alone, and the address names it
+    rerun(page, lambda: page.get_by_role("tab", name="2. Do more drafts help?").click())
+    settle(page, 1)
+    expect(chart_titled(page, "against the number of drafts K")).to_have_count(1)
+    assert page.locator(".js-plotly-plot").count() == 1
+    assert "section=drafts" in page.url and "K=3" in page.url
+    no_exception(page)
 
 
 def test_start_link_opens_preset(server, browser_page):
@@ -259,7 +266,7 @@ def test_start_link_opens_preset(server, browser_page):
     page.goto(server)
     settle(page, 1)
     page.get_by_role("link", name="The binary toy of the block-verification paper").click()
-    outcome(page, heading(page, "Toy laboratory"), charts=4, timeout=120)
+    outcome(page, heading(page, "Toy laboratory"), charts=1, timeout=120)
     assert "Binary toy" in page.inner_text("body")
     bars = figure_data(page, "Expected accepted tokens")
     sd = next(d["y"][0] for d in bars if d["name"] == "SD")
@@ -338,11 +345,11 @@ def test_edit_table_updates_results(server, browser_page):
     """Edit one probability in the sidebar table: the exact E[τ] figure follows."""
     page = browser_page
     page.goto(f"{server}/toy_lab")
-    settle(page, 4)
+    settle(page, 1)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("Edit p and q (table)").click()
     grid = sidebar.get_by_test_id("stDataFrame")
-    outcome(page, grid, charts=3, timeout=120)
+    outcome(page, grid, charts=1, timeout=120)
     before = figure_data(page, "Expected accepted tokens")
     # The grid is a canvas: a double click on a cell opens its overlay editor, an <input class=
     # "gdg-input">.  The edit goes through that element (fill, then Enter), and waits for it to
@@ -363,7 +370,7 @@ def test_edit_table_updates_results(server, browser_page):
     editor.first.fill("0.9")
     editor.first.press("Enter")
     wait_for_change(page, "Expected accepted tokens", before)
-    settle(page, 3)
+    settle(page, 1)
     no_exception(page)
     assert figure_data(page, "Expected accepted tokens") != before
 

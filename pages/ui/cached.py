@@ -6,6 +6,7 @@ Nothing here implements a verification rule or a bound.  Cached functions take a
 from __future__ import annotations
 
 import json
+import time
 from typing import Callable, Iterable
 
 import numpy as np
@@ -26,6 +27,8 @@ SMALL_OUTCOMES = 4096
 LP_AUTO = 6_000
 #: Exact analyses estimated (``core.analysis.exact.estimated_seconds``) above this many seconds ask first.
 EXACT_AUTO_SECONDS = 1.0
+#: ``run_with_progress`` shows its bar once its jobs have run this long (cached work never does).
+PROGRESS_AFTER_S = 0.25
 
 
 def model_spec(draft, target, T: float) -> str:
@@ -157,18 +160,26 @@ def cost_note(V: int, K: int, L: int, methods: Iterable[str]) -> str | None:
     return f"This is a large configuration: exact laws may take a while ({parts})."
 
 
-def run_with_progress(jobs: list[tuple[str, Callable[[], object]]], text: str) -> dict:
-    """Run labelled jobs in order with one progress bar; each job's exception is kept as its result
-    (the caller shows it).  The bar disappears when all are done."""
+def run_with_progress(jobs: list[tuple[str, Callable[[], object]]], text: str,
+                      after_s: float = PROGRESS_AFTER_S) -> dict:
+    """Run labelled jobs in order; each job's exception is kept as its result (the caller shows it).
+
+    A progress bar appears once the jobs have taken ``after_s`` seconds, and goes when all are done.
+    Work that is already cached finishes before that and sends nothing: the toy laboratory's K curve
+    alone is about 90 jobs, and a bar updated for each of them was 90 messages for the browser to
+    draw on every rerun."""
     out: dict = {}
-    bar = st.progress(0.0, text=text) if len(jobs) > 1 else None
+    slot = st.empty()       # the bar's place, the same on every run whether or not it shows
+    start = time.perf_counter()
+    shown = False
     for i, (name, job) in enumerate(jobs):
-        if bar is not None:
-            bar.progress(i / len(jobs), text=f"{text}: {name} ({i + 1}/{len(jobs)})")
+        if len(jobs) > 1 and time.perf_counter() - start > after_s:
+            slot.progress(i / len(jobs), text=f"{text}: {name} ({i + 1}/{len(jobs)})")
+            shown = True
         try:
             out[name] = job()
         except Exception as exc:  # noqa: BLE001
             out[name] = exc
-    if bar is not None:
-        bar.empty()
+    if shown:
+        slot.empty()
     return out

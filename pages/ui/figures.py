@@ -14,7 +14,6 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from core.analysis.exact import LOSSLESS_TOL
 from core.rules.registry import REGISTRY
@@ -97,15 +96,18 @@ def short(method: str) -> str:
 
 
 def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: int = 420) -> go.Figure:
-    """Title on top, legend at the very bottom of the figure (below the x-axis title, never on it)."""
+    """Title on top, legend at the very bottom of the figure (below the x-axis title, never on it);
+    axis titles ``x`` and ``y`` on every axis ("" clears them, None leaves them as they are)."""
     rows = _legend_rows(fig)
     fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
                       height=height + 24 * rows,
                       margin=dict(l=60, r=20, t=84 if "<br>" in (title or "") else 64, b=64 + 24 * rows),
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0,
                                   x=0.0, xanchor="left"))
-    fig.update_xaxes(title_text=x)
-    fig.update_yaxes(title_text=y)
+    if x is not None:   # None leaves the axes' own titles (the panels of ``tau_histograms``)
+        fig.update_xaxes(title_text=x)
+    if y is not None:
+        fig.update_yaxes(title_text=y)
     return fig
 
 
@@ -222,33 +224,47 @@ def coupling_heatmap(multisets: Sequence[Sequence[Sequence[int]]], probabilities
 def tau_histograms(exact: Mapping[str, Sequence[float]],
                    mc: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
                    n: int) -> go.Figure:
-    """One panel per method: the exact law of τ (bars) and the Monte Carlo frequencies with 95 %
-    Wilson intervals (points)."""
+    """One panel per method, four to a row: the exact law of τ (bars) and the Monte Carlo
+    frequencies with 95 % Wilson intervals (points); the panels of a row share their y-axis.
+
+    The grid is laid out here rather than by ``plotly.subplots.make_subplots``, and the figure is
+    built from plain dicts in one go: with seven methods that took 0.17 s of the server's time on
+    every rerun of the toy laboratory, this takes a fifth of it."""
     methods = list(exact)
     cols = min(4, max(1, len(methods)))
-    rows = int(np.ceil(len(methods) / cols))
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[short(m) for m in methods],
-                        shared_yaxes=True, horizontal_spacing=0.04, vertical_spacing=0.16)
+    rows = max(1, -(-len(methods) // cols))
+    h_gap, v_gap = 0.04, 0.16
+    width, height = (1 - h_gap * (cols - 1)) / cols, (1 - v_gap * (rows - 1)) / rows
+    traces: list[dict] = []
+    layout: dict = {"annotations": []}
     for i, m in enumerate(methods):
-        r, c = i // cols + 1, i % cols + 1
-        pmf = np.asarray(exact[m])
+        r, c = divmod(i, cols)
+        ax = "" if i == 0 else str(i + 1)
+        x0, y1 = round(c * (width + h_gap), 12), round(1 - r * (height + v_gap), 12)
+        row_y = "y" if r == 0 else f"y{r * cols + 1}"          # the row's first panel's y-axis
+        layout[f"xaxis{ax}"] = dict(domain=[x0, round(x0 + width, 12)], anchor=f"y{ax}", dtick=1,
+                                    title=dict(text="τ (accepted draft tokens)"))
+        layout[f"yaxis{ax}"] = (dict(domain=[round(y1 - height, 12), y1], anchor=f"x{ax}", title=dict(text="probability"))
+                                if c == 0 else
+                                dict(domain=[round(y1 - height, 12), y1], anchor=f"x{ax}", matches=row_y, showticklabels=False))
+        layout["annotations"].append(dict(text=short(m), x=x0 + width / 2, y=y1, xref="paper", yref="paper",
+                                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=16)))
+        pmf = np.asarray(exact[m], dtype=np.float64)
         taus = list(range(pmf.size))
-        fig.add_trace(go.Bar(x=taus, y=pmf, marker_color=color(m), opacity=0.55,
-                             name="exact law", legendgroup="exact", showlegend=i == 0,
-                             hovertemplate=f"{short(m)} exact<br>P(τ=%{{x}}) = %{{y:.4f}}<extra></extra>"),
-                      row=r, col=c)
+        traces.append(dict(type="bar", x=taus, y=pmf, xaxis=f"x{ax}", yaxis=f"y{ax}", marker=dict(color=color(m)),
+                           opacity=0.55, name="exact law", legendgroup="exact", showlegend=i == 0,
+                           hovertemplate=f"{short(m)} exact<br>P(τ=%{{x}}) = %{{y:.4f}}<extra></extra>"))
         if m in mc:
-            freq, lo, hi = (np.asarray(a) for a in mc[m])
-            fig.add_trace(go.Scatter(
-                x=taus, y=freq, mode="markers", marker=dict(color="#222222", size=7, symbol="circle"),
-                error_y=dict(type="data", symmetric=False, array=hi - freq, arrayminus=freq - lo,
-                             color="#222222"),
-                name=f"Monte Carlo, n = {n:,} (95% interval)", legendgroup="mc", showlegend=i == 0,
-                hovertemplate=f"{short(m)} Monte Carlo<br>τ=%{{x}}: %{{y:.4f}}<extra></extra>"),
-                row=r, col=c)
-        fig.update_xaxes(title_text="τ (accepted draft tokens)", dtick=1, row=r, col=c)
-    fig.update_yaxes(title_text="probability", col=1)
-    return _layout(fig, "Law of τ: exact (bars) against Monte Carlo (points with 95% intervals)",
+            freq, lo, hi = (np.asarray(a, dtype=np.float64) for a in mc[m])
+            traces.append(dict(
+                type="scatter", x=taus, y=freq, xaxis=f"x{ax}", yaxis=f"y{ax}", mode="markers",
+                marker=dict(color="#222222", size=7, symbol="circle"),
+                error_y=dict(type="data", symmetric=False, array=hi - freq, arrayminus=freq - lo, color="#222222"),
+                name=f"Monte Carlo, n = {n:,} (95% interval)", legendgroup="mc",
+                showlegend=not any(t.get("legendgroup") == "mc" for t in traces),   # once, on the first
+                hovertemplate=f"{short(m)} Monte Carlo<br>τ=%{{x}}: %{{y:.4f}}<extra></extra>"))
+    return _layout(go.Figure(data=traces, layout=layout),
+                   "Law of τ: exact (bars) against Monte Carlo (points with 95% intervals)",
                    None, None, height=300 * rows + 120)
 
 

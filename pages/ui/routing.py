@@ -32,6 +32,8 @@ PERSISTENT_KEYS = [
     "toy_source", "toy_preset", "toy_kind", "toy_V", "toy_alpha", "toy_mix", "toy_seed", "toy_depth",
     "toy_K", "toy_L", "toy_T", "toy_methods", "toy_edit_V", "toy_normalize", "toy_json_p", "toy_json_q",
     "dec_source", "dec_target", "dec_draft",
+    # the toy laboratory's tab and its tabs' own controls, which only the open tab renders
+    "lab_section", "lab_kmax", "lab_mc_n", "lab_mc_seed",
 ]
 
 

@@ -136,6 +136,34 @@ URL_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "mc_n": ("lab_mc_n", _iterations),
     "mc_seed": ("lab_mc_seed", _number(int, 0, 10**9)),
 }
+#: The toy laboratory's sections, one tab each (URL name → tab label).  Only the open tab is
+#: computed and drawn: with all four on one page, a slider change redrew four Plotly charts (which
+#: Streamlit mounts afresh whenever a figure changes) and took about 2 s in a browser on two cores.
+LAB_SECTIONS = {
+    "methods": "1. Every method, exactly",
+    "drafts": "2. Do more drafts help?",
+    "coupling": "3. The optimal coupling",
+    "monte-carlo": "4. Monte Carlo check",
+}
+
+
+def _section(text: str) -> str:
+    if text not in LAB_SECTIONS:
+        raise ValueError(text)
+    return LAB_SECTIONS[text]
+
+
+#: The toy laboratory's own parameter: the open section, read with the configuration and written
+#: by the page (``write_page_url``).
+LAB_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {"section": ("lab_section", _section)}
+URL_PARAMS.update(LAB_PARAMS)
+
+
+def lab_section_name(label: str) -> str:
+    """The URL name of a section's tab label (``LAB_SECTIONS``); the first for an unknown label."""
+    return next((name for name, lab in LAB_SECTIONS.items() if lab == label), next(iter(LAB_SECTIONS)))
+
+
 #: The One-step page's own parameters (its drafts, coins, method and reveal position), read with the
 #: configuration and written by the page with ``write_page_url`` once its widgets have values.
 STEP_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
@@ -231,6 +259,7 @@ def _defaults() -> None:
     ss.setdefault("toy_normalize", True)
     ss.setdefault("lab_mc_n", 300)
     ss.setdefault("lab_mc_seed", 0)
+    ss.setdefault("lab_section", LAB_SECTIONS["methods"])
     ss.setdefault("toy_methods", [m for m in DEFAULT_METHODS if m in all_methods()])
     binary = PRESETS["binary-toy"]
     ss.setdefault("toy_json_p", json.dumps(binary.draft.to_json()))
