@@ -38,6 +38,7 @@ import time
 import numpy as np
 import torch
 
+from core.analysis.intervals import standard_error
 from core.bench.decoding import forward_seconds
 from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, next_token_probs
 from core.rules.registry import get_verifier
@@ -79,8 +80,7 @@ def acceptance(pair, draft, windows: list[list[int]]) -> dict:
             acc[T].extend(np.minimum(p, q).sum(-1).tolist())
         per_window.append(float(np.mean(acc[0.7][-len(w):])))
         agree.extend((lp[:, :V].argmax(-1) == lq[:, :V].argmax(-1)).tolist())
-    se = float(np.std(per_window, ddof=1) / np.sqrt(len(per_window))) if len(per_window) > 1 else float("nan")
-    return {"acceptance_T0.7": float(np.mean(acc[0.7])), "acceptance_T0.7_se": se,
+    return {"acceptance_T0.7": float(np.mean(acc[0.7])), "acceptance_T0.7_se": standard_error(per_window),
             "acceptance_T1": float(np.mean(acc[1.0])),
             "greedy_agreement": float(np.mean(agree)), "positions": len(agree)}
 
@@ -132,13 +132,6 @@ def speed(pair, prompts: list[list[int]], configs: list[tuple[str, int, int]], n
                        lossless=bool(get_verifier(m).lossless_by_theory))
         rows.append(row)
     return rows
-
-
-def standard_error(values: list[float]) -> float:
-    """std / √n of per-prompt values (nan for fewer than two): the noise of their mean from the
-    choice of prompts and seeds; rows share prompts and seeds, so a difference between two rows is
-    better judged prompt by prompt (``block_efficiency_per_prompt``)."""
-    return float(np.std(values, ddof=1) / np.sqrt(len(values))) if len(values) > 1 else float("nan")
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -159,11 +159,14 @@ with right:
 
 # -- one iteration's draft tree -----------------------------------------------------------------
 st.header("Open any iteration's draft tree")
-if gen.iterations:
-    n_it = len(gen.iterations)
-    i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
-    it = gen.iterations[i - 1]
-    with errors.guard("the draft tree"):
+# Drawn only while open: a finished generation then draws its two charts, not three (a chart costs
+# the browser a full Plotly draw each time its figure changes), and the page is done sooner.
+tree_box = st.expander("Show the draft tree of an iteration", key="dec_tree_open", on_change="rerun")
+if tree_box.open and gen.iterations:
+    with tree_box, errors.guard("the draft tree"):
+        n_it = len(gen.iterations)
+        i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
+        it = gen.iterations[i - 1]
         block, trace = pair_picker.block_from_trace(it, pair.vocab_size)
         token = lambda t: pair_picker.visible(pair.decode([int(t)]))  # noqa: E731
         charts.chart(figures.draft_tree(

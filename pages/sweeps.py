@@ -200,8 +200,8 @@ st.caption(
     + ("With one run a point has no spread to measure, so it gets no confidence interval: add seeds or "
        "prompts for one. " if n_lo == 1 else "")
     + "The 95% confidence interval is mean ± t·s/√n, with n the runs, s their sample standard deviation "
-    "and t the 97.5% quantile of Student's t with n − 1 degrees of freedom (from the printed table up to "
-    "30, the Cornish–Fisher expansion beyond); it treats the runs as independent draws, prompts "
+    "and t the 97.5% quantile of Student's t with n − 1 degrees of freedom; it treats the runs as "
+    "independent draws, prompts "
     "included. A dash marks a value that does not exist: no interval where a point has one run, no "
     "1 + E[τ | drafts] for a rule without a closed form for it, no speedup where the target alone "
     "failed. The CSV leaves those cells empty; the JSON writes null.")

@@ -40,10 +40,26 @@ def test_interval_covers_the_exact_mean_at_its_level():
     assert 0 < min(widths) and np.mean(widths) < 0.6  # 2·2·1.96·√(μ(1 − μ)/50) ≈ 0.54, μ = 11/18
 
 
-def test_student_t_quantile_matches_scipy():
-    """core.analysis.intervals.t_975: the printed table to ν = 30, the Cornish-Fisher expansion beyond
-    (the sweeps page's intervals), against scipy's quantile."""
-    stats = pytest.importorskip("scipy.stats")
+def test_student_t_quantile_against_the_printed_table():
+    """core.analysis.intervals.t_975 (the sweeps page's and the leaderboard's intervals) against a
+    printed table of t_(0.975, ν) (three decimals) and the normal quantile 1.95996 in the limit."""
     from core.analysis.intervals import t_975
-    for dof in (1, 2, 5, 30, 31, 50, 200):
-        assert t_975(dof) == pytest.approx(stats.t.ppf(0.975, dof), abs=1e-3 if dof <= 30 else 1e-6)
+    table = {1: 12.706, 2: 4.303, 5: 2.571, 10: 2.228, 30: 2.042, 120: 1.980}
+    for dof, printed in table.items():
+        assert t_975(dof) == pytest.approx(printed, abs=5e-4)
+    assert t_975(10**7) == pytest.approx(1.959964, abs=1e-6)
+    # closed forms: ν = 1 is Cauchy, tan(π(p − ½)); ν = 2 gives (2p − 1)/√(2p(1 − p))
+    import math
+    assert t_975(1) == pytest.approx(math.tan(0.475 * math.pi), rel=1e-12)
+    assert t_975(2) == pytest.approx(0.95 / math.sqrt(2 * 0.975 * 0.025), rel=1e-12)
+    with pytest.raises(ValueError, match="at least one degree of freedom"):
+        t_975(0)
+
+
+def test_standard_error_of_a_mean():
+    """s/√n with the sample standard deviation: [1, 2, 3, 4] has s² = 5/3, so s/√4 = √(5/12)."""
+    import math
+
+    from core.analysis.intervals import standard_error
+    assert standard_error([1.0, 2.0, 3.0, 4.0]) == pytest.approx(math.sqrt(5 / 12), rel=1e-15)
+    assert standard_error([2.5]) is None and standard_error([]) is None

@@ -77,7 +77,7 @@ def test_interval_is_t_based_with_readable_downloads(tiny_pair, downloads):
     runs = pd.DataFrame(at.session_state["sw_result"]["rows"])
     stats = runs.groupby("K")["block_efficiency"].agg(["mean", "std", "count"])
     assert list(stats["count"]) == [2, 2] and (stats["std"] > 0).any()   # a spread to put an interval on
-    half = 12.706 * stats["std"] / math.sqrt(2)                           # Student's t, 1 degree of freedom
+    half = math.tan(0.475 * math.pi) * stats["std"] / math.sqrt(2)   # t_(0.975, 1) = tan(π·0.475): Cauchy
     table = at.dataframe[-1].value
     assert list(table["runs"]) == [2, 2]
     assert [float(v) for v in table["block efficiency, 95% CI low"]] == pytest.approx(stats["mean"] - half, abs=6e-4)
@@ -103,8 +103,8 @@ def test_interval_is_t_based_with_readable_downloads(tiny_pair, downloads):
     assert sorted({r["prompt"] for r in data["runs"]}) == sorted(PROMPTS)
 
 
-def test_beyond_the_table_the_quantile_is_students(tiny_pair, downloads):
-    """32 runs per point: 31 degrees of freedom, past the printed table (ν ≤ 30)."""
+def test_the_interval_is_students_with_n_minus_one_degrees_of_freedom(tiny_pair, downloads):
+    """32 runs per point: mean − t_(0.975, 31)·s/√32, s the sample standard deviation."""
     stats_t = pytest.importorskip("scipy.stats")
     at = run_sweep(tiny_pair, "1", PROMPTS, seeds=16, baseline=False)
     be = pd.DataFrame(at.session_state["sw_result"]["rows"])["block_efficiency"]

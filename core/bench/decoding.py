@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods, synchronize
+from core.analysis.intervals import standard_error
 from core.decoding.pairs import ModelPair
 from core.rules.registry import get_verifier
 
@@ -103,8 +104,7 @@ def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int)
         # the noise of block efficiency from the choice of prompts and seeds: std / √n over prompts
         # (rows share prompts and seeds, so compare two rows prompt by prompt)
         out["block_efficiency_per_prompt"] = per_prompt
-        out["block_efficiency_se"] = (float(np.std(per_prompt, ddof=1) / np.sqrt(len(per_prompt)))
-                                      if len(per_prompt) > 1 else None)
+        out["block_efficiency_se"] = standard_error(per_prompt)
     loop = sum(split.values())
     if loop > 0:
         out["time_split"] = {k: v / loop for k, v in split.items()}

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from core.analysis.exact import LOSSLESS_TOL
+from core.analysis.intervals import t_975
 from core.sweep.work import KEY_COLUMNS
 
 TIE = 1e-9
@@ -38,11 +39,9 @@ def best_flags(frame: pd.DataFrame) -> pd.Series:
 
 def mean_ci(values: np.ndarray) -> tuple[float, float, float]:
     """(mean, low, high): the 95% Student-t interval mean ± t_(0.975, n − 1)·s/√n."""
-    from scipy.stats import t   # a sweep's workers import scipy anyway (the LP); listing rules does not
-
     mean = float(np.mean(values))
     n = values.size
-    half = float(t.ppf(0.975, n - 1)) * float(np.std(values, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
+    half = t_975(n - 1) * float(np.std(values, ddof=1)) / math.sqrt(n) if n > 1 else 0.0
     return mean, mean - half, mean + half
 
 
