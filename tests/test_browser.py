@@ -123,11 +123,17 @@ FINISHED = """([charts, problem]) => {
 def set_number(page, box, value: str, attempts: int = 3) -> None:
     """Type ``value`` into a number input and press Enter, then wait for the rerun that commits it.
     Under load a rerun already under way can redraw the input between the typing and the Enter,
-    which then commits nothing and starts no run; so when no run starts within a minute, the value
-    is typed again (a run cannot go unseen: ``rerun`` records every change of the script state)."""
+    which then commits nothing and starts no run; so when no run starts within a minute, the box is
+    emptied and the value typed again (a run cannot go unseen: ``rerun`` records every change of the
+    script state)."""
     for attempt in range(attempts):
         if box.input_value() == value and attempt == 0:
             return                                    # already the value: nothing to commit
+        if attempt:
+            # The box may still hold the text typed last time, uncommitted: typing the same text
+            # again changes nothing, so the input is not marked edited and Enter commits nothing
+            # (seen in CI: three attempts, no run).  Emptying it first makes the typing an edit.
+            box.fill("")
         box.fill(value)
         try:
             rerun(page, lambda: box.press("Enter"), timeout=60)
