@@ -31,6 +31,7 @@ try:
 except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback on the page
     errors.show(exc, "this page")
 finally:
-    # After the first page's script, not before: importing torch and transformers takes about 4 s
-    # of CPU holding the interpreter's lock, which would slow the first page a reader opens.
+    # After the first page's script, and the thread waits a few seconds more: importing torch and
+    # transformers takes about 4-10 s of CPU holding the interpreter's lock, which would slow the
+    # first page a reader opens.
     routing.prewarm_decoder_imports()

@@ -104,7 +104,9 @@ if go:
         now = time.perf_counter()
         if now - last[0] > pair_picker.LIVE_TEXT_EVERY_S:
             last[0] = now
-            text_box.markdown(colored.html(), unsafe_allow_html=True)
+            # st.html, not st.markdown: the text is HTML already, and Markdown's parser ran over all
+            # of it on every redraw (about 0.5 s of the browser's time per generation of 256 tokens).
+            text_box.html(colored.html())
             n = len(taus)
             busy = sum(split.values()) or 1.0
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
@@ -138,7 +140,7 @@ if result is None:
 gen = result["generation"]
 if result["config"] != config:
     st.caption("Showing the last generation; the settings above have changed since. Press Generate to rerun.")
-text_box.markdown(pair_picker.colored_text_html(result["config"]["prompt"], result["segments"]), unsafe_allow_html=True)
+text_box.html(pair_picker.colored_text_html(result["config"]["prompt"], result["segments"]))
 
 m = gen.metrics
 st.header("How it went")

@@ -406,8 +406,8 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     assert n_nodes == len(gen.iterations[0].nodes)
     assert figure(at, "Acceptance per draft position")
     assert figure(at, "Where the time goes")
-    html = " ".join(m.value for m in at.markdown)
-    assert "background:#c7e9c0" in html            # accepted tokens are coloured
+    html = " ".join(h.value for h in at.get("html"))   # st.html: the text is HTML, never Markdown
+    assert "background:#c7e9c0" in html and "white-space:pre-wrap" in html   # accepted tokens are coloured
     if len(gen.iterations) > 1:                    # another iteration, another tree
         next(s for s in at.slider if s.label == "Iteration").set_value(2).run()
         no_errors(at)
@@ -519,6 +519,8 @@ def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
     import sys
 
     code = ("from streamlit.testing.v1 import AppTest\n"
+            "from pages.ui import routing\n"
+            "routing.PREWARM_DELAY_S = 0.0\n"       # the race needs the thread importing at once
             f"at = AppTest.from_file({APP!r}, default_timeout=600).run()\n"
             "at.switch_page('pages/live_decoder.py').run()\n"
             "print('ERRORS', [e.value for e in at.error] + [str(e.value) for e in at.exception])\n"

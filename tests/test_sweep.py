@@ -15,7 +15,7 @@ from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.cli import main as cli_main
 from core.rules.registry import REGISTRY
 from core.sweep.config import InstanceKey, SweepConfig, SweepError, default_methods
-from core.sweep.engine import run_sweep
+from core.sweep.engine import dask_client, run_sweep
 from core.sweep.instances import instance_models, reopen
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import format_leaderboard, leaderboard
@@ -31,10 +31,8 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def client():
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
+    """The embedded cluster the app and the CLI start (``dask_client``), with two workers."""
+    with dask_client(workers=2) as c:
         yield c
 
 
@@ -178,6 +176,20 @@ def test_the_command_line_runs_serially_resumes_and_summarizes(serial, tmp_path,
     assert cli_main(["sweep", "--summarize", out]) == 0
     text = capsys.readouterr().out
     assert text.startswith("16 instances; score E/LP") and "mean E/LP by family" in text
+
+
+def test_the_embedded_cluster_keeps_its_housekeeping_quiet(client):
+    """An idle embedded cluster took about a quarter of a core with Dask's defaults, part of it in
+    the app's own process (``engine.QUIET_CLUSTER``).  Its scheduler checks its event loop once a
+    second, not every 20 ms, and its workers sample no profiles (every 10 ms by default), the workers
+    included, which take the settings from their nannies."""
+    tick_ms = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.periodic_callbacks["tick"].callback_time)
+    assert tick_ms == 1000
+    callbacks = client.run(lambda dask_worker: sorted(dask_worker.periodic_callbacks))
+    assert len(callbacks) == 2
+    assert all("heartbeat" in names and "profile" not in names for names in callbacks.values())
+    ticks = client.run(lambda dask_worker: dask_worker.periodic_callbacks["tick"].callback_time)
+    assert set(ticks.values()) == {1000}
 
 
 def test_killing_a_worker_mid_sweep_loses_no_row(client, serial, tmp_path):

@@ -29,6 +29,22 @@ MAX_BATCH = 50
 RETRIES = 3
 CONNECT_TIMEOUT = "3s"
 
+#: Dask's housekeeping, relaxed for the embedded cluster, which lives as long as the app's server and
+#: is idle most of that time.  With Dask's defaults every server (the scheduler, here in this
+#: process, and each worker and nanny) checks its event loop every 20 ms and its system load every
+#: 0.5 s, each worker samples its own stack every 10 ms and its memory every 100 ms (and, where
+#: gilknocker is installed, the GIL every 1 ms): an idle two-worker cluster took about a quarter of
+#: one core, and in the app's process the scheduler's share held the interpreter's lock beside the
+#: live decoder (docs/sweeps.md).  With these, about 2%.  What is lost is the profiles and load
+#: history a dashboard would show, and none is served.
+QUIET_CLUSTER = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.worker.profile.enabled": False,
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+
 #: ``progress(instances_done, instances_total, seconds_elapsed)``, called after each batch is stored.
 Progress = Callable[[int, int, float], None]
 T = TypeVar("T")
@@ -66,6 +82,7 @@ def auto_batch_size(pending: int, workers: int) -> int:
 def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator:
     """A ``distributed.Client``: on the scheduler at ``scheduler``, or on a new in-process
     ``LocalCluster`` of ``workers`` single-threaded worker processes (default: one per core)."""
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
@@ -79,8 +96,10 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         return
     # closing(), not the Client's own context: that one sets a context variable which can only be
     # reset in the context that set it, and a long-lived client (open_client) closes at exit.
-    with LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, closing(Client(cluster)) as client:
+    with dask.config.set(QUIET_CLUSTER):    # read as each server starts; the nannies pass it to workers
+        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+    with cluster, closing(Client(cluster)) as client:
         yield client
 
 

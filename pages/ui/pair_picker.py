@@ -27,9 +27,11 @@ __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pa
            "decoder_methods", "TokenTexts", "token_texts", "visible", "block_from_trace", "ColoredText", "colored_text_html",
            "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
 
-#: The live page redraws its text and metrics, and its chart, at most this often (seconds).
-LIVE_TEXT_EVERY_S = 0.15
-LIVE_CHART_EVERY_S = 1.0
+#: The live page redraws its text and metrics, and its chart, at most this often (seconds).  Each
+#: redraw costs the browser work on the cores the decoder runs on (a chart redraw is a full Plotly
+#: draw), so they are rare enough to keep the page within 1.5x of the library (docs/app.md).
+LIVE_TEXT_EVERY_S = 0.3
+LIVE_CHART_EVERY_S = 2.0
 
 PAIR_SOURCES = ["Bundled pair", "SmolLM2-135M (offline, distilled draft)", "Hub preset",
                 "Local folders or hub names"]
@@ -272,9 +274,10 @@ def block_from_trace(it, V: int):
 
 
 def _html_text(text: str) -> str:
-    """Text for an HTML block inside ``st.markdown``: HTML-escaped, and with newlines and Markdown's
-    special characters as character references, so the block never ends at a blank line (after
-    which Markdown would turn ``__init__`` bold) and whitespace shows as it is (pre-wrap)."""
+    """Text for the coloured HTML block: HTML-escaped, and with newlines and Markdown's special
+    characters as character references.  The page shows the block with ``st.html``, which parses no
+    Markdown; the references keep it right inside ``st.markdown`` too, where the block would end at a
+    blank line and ``__init__`` would turn bold.  Whitespace shows as it is (pre-wrap)."""
     return html.escape(text).translate({ord("\n"): "&#10;", ord("_"): "&#95;", ord("*"): "&#42;",
                                         ord("$"): "&#36;", ord("`"): "&#96;", ord("~"): "&#126;",
                                         ord("\\"): "&#92;", ord("["): "&#91;", ord("]"): "&#93;"})

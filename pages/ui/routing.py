@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 import runpy
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,12 @@ def leaderboard() -> StreamlitPage:
 DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.auto.modeling_auto",
                    "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
 
+#: Seconds the prewarm thread waits before importing.  The imports take about 4-10 s of CPU holding
+#: the interpreter's lock; started at once, they share the two cores with the browser's first load
+#: of Streamlit's and Plotly's scripts and stall the server's replies, and the first page took about
+#: 7 s to draw instead of about 5 (docs/app.md, "Page speed").
+PREWARM_DELAY_S = 6.0
+
 
 @st.cache_resource(show_spinner=False)
 def prewarm_decoder_imports() -> threading.Thread:
@@ -80,8 +87,11 @@ def prewarm_decoder_imports() -> threading.Thread:
     transformers resolves its names lazily, and two threads doing so at once can fail ("Cannot import
     name 'AutoModelForCausalLM' from 'transformers'").  So, once the loading module is imported,
     the rest is imported holding its load lock (``pair_picker.LOADS.lock``): a model load and this
-    thread never import from transformers at the same time; whichever comes second waits."""
+    thread never import from transformers at the same time; whichever comes second waits.
+    It starts ``PREWARM_DELAY_S`` after the first page's script, once that page is drawn; a reader
+    who opens a real-model page sooner has the page import what it needs itself."""
     def run():
+        time.sleep(PREWARM_DELAY_S)
         try:
             picker = importlib.import_module(DECODER_IMPORTS[0])
             with picker.LOADS.lock:
