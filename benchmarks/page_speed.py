@@ -22,7 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -117,6 +119,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pages", nargs="*", default=list(PAGES), help="URL paths ('' is the start page)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
+    # A SIGTERM (``timeout``, a CI job ending) unwinds like Ctrl-C, so ``measure`` stops the server it
+    # started; by default the process would end at once and leave the server running, orphaned.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     pages = tuple(p for p in args.pages if p == "" or (args.app_dir / "pages" / f"{p}.py").exists())
     out = measure(args.app_dir.resolve(), args.rounds, pages)
     if args.json:

@@ -192,6 +192,15 @@ def test_the_embedded_cluster_keeps_its_housekeeping_quiet(client):
     assert set(ticks.values()) == {1000}
 
 
+def test_the_embedded_cluster_takes_no_fixed_port(client):
+    """Its scheduler's HTTP server (no dashboard) listens on a free port of 127.0.0.1, not on Dask's
+    8787, which a second cluster on the machine would find taken (tornado's ``_sockets``: the
+    server has no public accessor for its address)."""
+    addresses = client.run_on_scheduler(
+        lambda dask_scheduler: [s.getsockname()[:2] for s in dask_scheduler.http_server._sockets.values()])
+    assert addresses and all(host == "127.0.0.1" and port != 8787 for host, port in addresses)
+
+
 def test_killing_a_worker_mid_sweep_loses_no_row(client, serial, tmp_path):
     """Runs last: the killed worker's nanny starts a new one, the scheduler reruns its tasks."""
     pids = client.run(os.getpid)

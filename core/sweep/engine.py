@@ -97,8 +97,12 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
     # closing(), not the Client's own context: that one sets a context variable which can only be
     # reset in the context that set it, and a long-lived client (open_client) closes at exit.
     with dask.config.set(QUIET_CLUSTER):    # read as each server starts; the nannies pass it to workers
+        # No dashboard; the scheduler's small HTTP server (health, metrics) on a free port of this
+        # host, not on 8787: a second cluster on the machine (the app's and a CLI sweep, say) then
+        # takes no port another holds, and prints no warning about it.
         cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                               silence_logs=logging.ERROR)
     with cluster, closing(Client(cluster)) as client:
         yield client
 
