@@ -1,6 +1,6 @@
 """How fast each page answers in a real browser: first render, and a toy-lab slider change.
 
-    python -m benchmarks.page_speed [--app-dir DIR] [--rounds 3] [--json OUT]
+    python -m benchmarks.page_speed [--app-dir DIR] [--rounds 3] [--fresh 0] [--json OUT]
 
 Starts ``streamlit run app.py`` from ``--app-dir`` (default: this checkout; another checkout, such
 as an older commit in a git worktree, gives the "before" figures) and drives headless Chromium
@@ -13,6 +13,10 @@ as an older commit in a git worktree, gives the "before" figures) and drives hea
   the bundled pair's load) and then ``rounds`` visits in fresh sessions (``warm``, median reported).
 - **Slider change**: on the toy laboratory at its default configuration, K moved by one step with
   the keyboard, timed to the end of the rerun it causes with every chart drawn again.
+- **Fresh browser** (``--fresh N``): the first render of each page in N browsers started afresh
+  (an empty profile: no cached scripts, no compiled code), the server warm, as for a reader who
+  opens a shared link for the first time.  Measured after the router's background import of the
+  decoder (``routing.PREWARM_DELAY_S``) has had time to finish, which would otherwise slow the first.
 
 Every condition is polled inside the page every 20 ms.  Figures, not assertions: the machine is
 shared, so run it on an idle machine and compare before and after in one sitting.
@@ -35,6 +39,7 @@ from benchmarks.browser import ARGS, DEBIAN_CHROMIUM, WATCH_RUN, find_chromium, 
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ("", "toy_lab", "one_step", "live_decoder", "sweeps", "claims", "leaderboard")
+VIEWPORT = {"width": 1400, "height": 2400}
 
 #: True when the app is idle, nothing is stale, no element is still a placeholder and every Plotly
 #: chart present is drawn.  Streamlit shows a skeleton (``stSkeleton``) where a chart will be until
@@ -83,7 +88,20 @@ def slider_change(page, key: str, timeout_s: float, retry_s: float = 15) -> floa
     return time.perf_counter() - start - 0.3
 
 
-def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], timeout_s: float = 300) -> dict:
+#: Seconds to wait, before the fresh-browser visits, for the router's background import to end.
+PREWARM_WAIT_S = 25
+
+
+def fresh_render(pw, chromium: str, url: str, timeout_s: float) -> float:
+    """The first render of ``url`` in a browser started afresh, then closed."""
+    browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
+    try:
+        return first_render(browser.new_page(viewport=VIEWPORT), url, timeout_s)
+    finally:
+        browser.close()
+
+
+def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], fresh: int = 0, timeout_s: float = 300) -> dict:
     from playwright.sync_api import sync_playwright
 
     chromium = find_chromium(os.environ, [DEBIAN_CHROMIUM])
@@ -91,7 +109,7 @@ def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], timeout_s: float
         proc, url = start_server(app_dir, log)
         try:
             browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            page = browser.new_page(viewport=VIEWPORT)
             out: dict = {"pages": {}, "load_average": list(os.getloadavg())}
             for path in pages:
                 cold = first_render(page, f"{url}/{path}", timeout_s)
@@ -105,8 +123,15 @@ def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], timeout_s: float
             out["toy_lab_slider_s"] = [round(m, 3) for m in moves]
             out["toy_lab_slider_median_s"] = round(statistics.median(moves), 3)
             print(f"toy_lab K slider change: median {statistics.median(moves):.2f} s ({len(moves)} moves)")
-            out["load_average"] += list(os.getloadavg())
             browser.close()
+            if fresh:
+                time.sleep(PREWARM_WAIT_S)
+                for path in pages:
+                    runs = [fresh_render(pw, chromium, f"{url}/{path}", timeout_s) for _ in range(fresh)]
+                    out["pages"][path or "start"]["fresh_browser_s"] = [round(r, 3) for r in runs]
+                    print(f"{path or 'start':13s} fresh browser: " + ", ".join(f"{r:.2f}" for r in runs) + " s",
+                          flush=True)
+            out["load_average"] += list(os.getloadavg())
         finally:
             stop_server(proc)
     return out
@@ -117,13 +142,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--app-dir", type=Path, default=ROOT, help="the checkout whose app.py to run")
     ap.add_argument("--rounds", type=int, default=3, help="warm visits per page, and slider moves each way")
     ap.add_argument("--pages", nargs="*", default=list(PAGES), help="URL paths ('' is the start page)")
+    ap.add_argument("--fresh", type=int, default=0, metavar="N",
+                    help="also time each page's first render in N browsers started afresh")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
     # A SIGTERM (``timeout``, a CI job ending) unwinds like Ctrl-C, so ``measure`` stops the server it
     # started; by default the process would end at once and leave the server running, orphaned.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     pages = tuple(p for p in args.pages if p == "" or (args.app_dir / "pages" / f"{p}.py").exists())
-    out = measure(args.app_dir.resolve(), args.rounds, pages)
+    out = measure(args.app_dir.resolve(), args.rounds, pages, args.fresh)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
 

@@ -11,7 +11,7 @@ import streamlit as st
 from core.analysis import claims
 from core.analysis.claims import FAILS, GBV, HOLDS, NA
 from core.sweep.engine import map_batches
-from pages.ui import cached, charts, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, figures, lazy, routing, text, toy_config
 
 routing.router_guard()
 
@@ -98,8 +98,8 @@ with errors.guard("the losslessness verdict"):
                             for r in runs]), hide_index=True, width="stretch", key="claims_iter")
                         st.caption("With compensation the text is lossless, but each iteration then emits "
                                    "fewer tokens: the block efficiency the rule advertises is not what it delivers.")
-        with st.expander("Reproduce"):
-            st.code(reproduce(v.reproduce), language="json")
+        if (repro := lazy.expander("Reproduce", key="claims_repro")) is not None:
+            repro.code(reproduce(v.reproduce), language="json")
 
 # 2. Optimal ----------------------------------------------------------------------------------------
 with errors.guard("the optimality verdict"):
@@ -210,13 +210,8 @@ st.header("Summary on this configuration")
 st.dataframe(pd.DataFrame([{"claim": k, "verdict": v,
                             "how": MEASURED if k in measured_claims else "exact"}
                            for k, v in verdicts.items()]), hide_index=True, width="stretch", key="claims_summary")
-with st.expander("Reproduce these verdicts on the command line"):
-    st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
-    p_json, q_json, commands = toy_config.cli_commands(cfg, text.all_methods(), ["lp", "cic"])
-    c_p, c_q = st.columns(2)
-    c_p.code(p_json, language="json")
-    c_q.code(q_json, language="json")
-    st.code(commands, language="bash")
+toy_config.copy_configuration(cfg, text.all_methods(), ["lp", "cic"], key="claims_copy",
+                              label="Reproduce these verdicts on the command line")
 
 # Random search -------------------------------------------------------------------------------------------
 st.header("Search for counterexamples")

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import charts, errors, figures, pair_picker, routing, text
+from pages.ui import charts, errors, figures, lazy, pair_picker, routing, text
 
 routing.router_guard()
 
@@ -163,8 +163,8 @@ with right:
 st.header("Open any iteration's draft tree")
 # Drawn only while open: a finished generation then draws its two charts, not three (a chart costs
 # the browser a full Plotly draw each time its figure changes), and the page is done sooner.
-tree_box = st.expander("Show the draft tree of an iteration", key="dec_tree_open", on_change="rerun")
-if tree_box.open and gen.iterations:
+tree_box = lazy.expander("Show the draft tree of an iteration", key="dec_tree_open")
+if tree_box is not None and gen.iterations:
     with tree_box, errors.guard("the draft tree"):
         n_it = len(gen.iterations)
         i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1

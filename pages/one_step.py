@@ -291,13 +291,9 @@ with errors.guard("the drafts"):
         st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (empty "
                    "where a method has no closed form and too many coin outcomes).")
 
-with st.expander("Copy this configuration: the command line that reproduces these numbers"):
-    p_json, q_json, commands = toy_config.cli_commands(cfg, [method], [])
-    st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
-    c_p, c_q = st.columns(2)
-    c_p.code(p_json, language="json")
-    c_q.code(q_json, language="json")
-    st.code(commands, language="bash")
-    st.caption(f"The command gives {figures.short(method)}'s exact law of τ over every draw of the drafts and "
-               f"coins; this one iteration (draft seed {int(seed)}, coin seed {int(coin)}, {shown} "
-               f"{what} revealed) is in this page's address: copy it to share this exact step.")
+toy_config.copy_configuration(
+    cfg, [method], [], key="step_copy",
+    label="Copy this configuration: the command line that reproduces these numbers",
+    caption=f"The command gives {figures.short(method)}'s exact law of τ over every draw of the drafts and "
+            f"coins; this one iteration (draft seed {int(seed)}, coin seed {int(coin)}, {shown} "
+            f"{what} revealed) is in this page's address: copy it to share this exact step.")

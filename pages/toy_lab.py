@@ -270,13 +270,7 @@ if tab_mc.open:
 
 
 # ------------------------------------------------------------------------------------------------
-with st.expander("Copy this configuration: the command lines that reproduce these numbers"):
-    p_json, q_json, commands = toy_config.cli_commands(
-        cfg, methods, ["lp", "acausal", "cic", "relaxation"] if lp_ok else ["cic", "relaxation"],
-        monte_carlo=(int(st.session_state.lab_mc_n), int(st.session_state.lab_mc_seed)))
-    st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
-    c_p, c_q = st.columns(2)
-    c_p.code(p_json, language="json")
-    c_q.code(q_json, language="json")
-    st.code(commands, language="bash")
-    st.caption("This page's address also holds the configuration: copy it to share this view.")
+toy_config.copy_configuration(
+    cfg, methods, ["lp", "acausal", "cic", "relaxation"] if lp_ok else ["cic", "relaxation"], key="lab_copy",
+    monte_carlo=(int(st.session_state.lab_mc_n), int(st.session_state.lab_mc_seed)),
+    caption="This page's address also holds the configuration: copy it to share this view.")

@@ -47,6 +47,15 @@ def section(at: AppTest, name: str) -> AppTest:
     return at
 
 
+def open_box(at: AppTest, key: str) -> AppTest:
+    """Open the expander under ``key`` (one drawn only while open: ``pages.ui.lazy``), as a click on
+    it does, and rerun."""
+    at.session_state[key] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def slider(at: AppTest, key: str):
     return next(s for s in at.slider if s.key == key)
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from tests.apptest import APP, figure, figures_json, no_errors, open_page, pair_state, section, slider  # noqa: E402
+from tests.apptest import APP, figure, figures_json, no_errors, open_box, open_page, pair_state, section, slider  # noqa: E402
 
 # ------------------------------------------------------------------------------------------------
 # Start
@@ -21,9 +21,10 @@ def test_start_page_renders_picture_and_links():
     at = open_page("pages/start.py")
     no_errors(at)
     assert at.title[0].value.startswith("Speculative decoding")
-    tree = figure(at, "One iteration")
-    names = {t.get("name") for t in tree["data"]}
-    assert "accepted sub-block" in names and "extra token (correction or bonus)" in names
+    assert not at.get("plotly_chart")             # the picture is SVG: no Plotly script for the first page
+    svg = next(m.value for m in at.markdown if m.value.startswith("<svg"))
+    assert "One iteration: K = " in svg
+    assert "accepted sub-block" in svg and "extra token (correction or bonus)" in svg   # the legend
     links = [el for el in at.get("page_link")]
     assert len(links) >= 3
     text = " ".join(m.value for m in at.markdown)
@@ -222,8 +223,10 @@ def test_labels_symbols_notes_and_export_on_start_and_lab():
     for at, symbols in ((start, ["τ", "E[τ]", "block efficiency", "extra token", "residual"]),
                         (lab, ["E_CIC", "LP optimum", "acausal bound", "greedy relaxation", "lossless"])):
         charts = at.get("plotly_chart")
+        pictures = [m.value for m in at.markdown if m.value.startswith("<svg")]   # charts.picture
         notes = [e for e in at.expander if e.label == "What am I looking at?"]
-        assert len(notes) == len(charts) >= 1
+        assert len(notes) == len(charts) + len(pictures) >= 1
+        assert not any("valid" in p for p in pictures)
         said = " ".join(m.value for e in notes for m in e.markdown)
         for symbol in symbols:
             assert f"**{symbol}**:" in said
@@ -278,6 +281,8 @@ def test_lab_copy_this_configuration_reproduces_the_numbers(tmp_path):
     import sys
     at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
     no_errors(at)
+    assert not at.code                                  # drawn only once the reader opens the box
+    open_box(at, "lab_copy")
     box = next(e for e in at.expander if e.label.startswith("Copy this configuration"))
     p_json, q_json, commands = (c.value for c in box.code)
     (tmp_path / "p.json").write_text(p_json)

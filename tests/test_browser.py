@@ -215,7 +215,8 @@ def test_deep_link_first_goes_through_the_router(server, browser_page):
     assert "Is SpecTr-GBV lossless" in page.inner_text("body")
 
 
-PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 3),
+#: (path, title, Plotly charts drawn); the start page draws its one picture as SVG, not with Plotly
+PAGES = [("", "Speculative decoding", 0), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 3),
          ("claims", "SpecTr-GBV", 3)]
 
 
@@ -228,25 +229,39 @@ def test_page_loads_and_draws(server, browser_page, path, title, charts):
     expect(heading(page, title)).to_have_count(1)
     assert "Start here" in page.get_by_test_id("stSidebarNav").inner_text()
     assert page.locator(".js-plotly-plot").count() >= charts
+    if not path:    # the draft tree, drawn as SVG, with its marks' hover text
+        tree = page.get_by_test_id("stMarkdownContainer").locator("svg[role='img']")
+        expect(tree).to_have_count(1)
+        assert tree.locator("circle").count() >= 3 and tree.locator("polygon").count() >= 2
+        assert "p(token|parent)" in " ".join(tree.locator("title").all_text_contents())
     page.screenshot(path=str(SHOTS / f"{path or 'start'}.png"), full_page=True)
 
 
 def test_a_chart_downloads_as_svg(server, browser_page):
-    """Issue 12, item 8: the "SVG" button under a chart downloads that chart as an SVG drawing."""
+    """Issue 12, item 8: the "SVG" button under a chart downloads that chart as an SVG drawing: the
+    start page's picture (drawn in the page) and a Plotly chart (rendered by Kaleido)."""
     import xml.etree.ElementTree as ET
 
-    from pages.ui import figures
-    if figures.export_browser() is None:
-        pytest.skip("no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
+    from pages.ui import figures, inline_svg
     page = browser_page
     page.goto(f"{server}/")
-    settle(page, 1)
+    settle(page)
     with page.expect_download(timeout=120_000) as download:
         page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
     assert download.value.suggested_filename == "start_tree.svg"
     root = ET.fromstring(Path(download.value.path()).read_bytes())
-    assert root.tag.endswith("svg")
+    assert root.tag.endswith("svg") and root.get("width") == str(inline_svg.WIDTH)
     assert "One iteration: K = " in " ".join(root.itertext())      # the start page's draft tree, as text
+    no_exception(page)
+    if figures.export_browser() is None:
+        pytest.skip("no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
+    page.goto(f"{server}/toy_lab")
+    settle(page, 1)
+    with page.expect_download(timeout=120_000) as download:
+        page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
+    assert download.value.suggested_filename == "lab_bars.svg"
+    root = ET.fromstring(Path(download.value.path()).read_bytes())
+    assert "Expected accepted tokens" in " ".join(root.itertext())
     no_exception(page)
 
 

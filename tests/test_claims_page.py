@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from core.analysis import claims  # noqa: E402
 from pages.ui import cached, figures  # noqa: E402
-from tests.apptest import figure, no_errors, open_page  # noqa: E402
+from tests.apptest import figure, no_errors, open_box, open_page  # noqa: E402
 
 #: A seeded random Markov pair (V = 3) on which best-of-K + BV's E[τ] drops with K at L = 1.
 DROPS = {"source": "Seeded random", "kind": "markov", "V": "3", "alpha": "0.5", "mix": "0.3", "seed": "4",
@@ -45,7 +45,10 @@ def test_every_chart_exports_and_the_commands_carry_temperature_and_models():
     assert len(charts) >= 3
     for c in charts:
         assert json.loads(c.proto.config)["toImageButtonOptions"] == figures.CHART_CONFIG["toImageButtonOptions"]
+    assert not at.code                                  # drawn only once the reader opens a box
+    open_box(open_box(at, "claims_copy"), "claims_repro")
     code = [c.value for c in at.code]
+    assert any(json.loads(c).get("configuration") for c in code if c.startswith("{\n"))
     commands = next(c for c in code if "python -m core exact" in c)
     assert "--temperature 0.7" in commands and "--kind lp" in commands and "--kind cic" in commands
     assert "--draft p.json --target q.json" in commands

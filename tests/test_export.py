@@ -1,6 +1,7 @@
 """Every chart of the app can be exported (issue 12 item 8): each goes on its page through
 ``pages.ui.charts.chart``, which gives the modebar's camera a PNG at three times the on-screen size
-(``figures.CHART_CONFIG``) and adds an "SVG" download rendered by Kaleido (``figures.svg``)."""
+(``figures.CHART_CONFIG``) and adds an "SVG" download rendered by Kaleido (``figures.image``), or
+through ``charts.picture`` (drawn as SVG in the page), with "SVG" and "PNG" downloads."""
 from __future__ import annotations
 
 import ast
@@ -33,12 +34,25 @@ def test_every_chart_on_every_page_goes_through_the_export_helper():
     live = [c for p in PAGES for c in _calls(p, "plotly_chart")]
     assert all(any(k.arg == "config" and ast.unparse(k.value) == "figures.CHART_CONFIG" for k in c.keywords)
                for c in live)
-    with_charts = {p.name for p in PAGES if [c for c in _calls(p, "chart") if ast.unparse(c.func.value) == "charts"]}
+    with_charts = {p.name for p in PAGES for kind in ("chart", "picture")
+                   if [c for c in _calls(p, kind) if ast.unparse(c.func.value) == "charts"]}
     assert {"one_step.py", "claims.py", "live_decoder.py", "sweeps.py", "leaderboard.py", "toy_lab.py",
             "start.py"} <= with_charts
+    drawn = [p.name for p in PAGES if "inline_svg" in p.read_text(encoding="utf-8")]
+    assert not drawn, f"an SVG drawn outside pages.ui.charts.picture: {drawn}"
 
 
-@pytest.mark.parametrize("page", ["pages/start.py", "pages/toy_lab.py", "pages/one_step.py"])
+def test_the_start_picture_downloads_as_its_own_svg_and_as_png():
+    at = open_page("pages/start.py")
+    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert {"SVG", "PNG"} <= set(buttons)
+    assert buttons["PNG"].disabled == (figures.export_browser() is None)
+    assert not buttons["SVG"].disabled                                # no browser needed: it is the drawing
+    drawn = next(m.value for m in at.markdown if m.value.startswith("<svg"))
+    assert 'width="100%"' in drawn and "One iteration: K = " in drawn
+
+
+@pytest.mark.parametrize("page", ["pages/toy_lab.py", "pages/one_step.py"])
 def test_each_chart_has_its_svg_button_and_a_slide_sized_png(page):
     at = open_page(page)
     charts = at.get("plotly_chart")
@@ -57,16 +71,28 @@ def test_svg_is_refused_in_one_sentence_without_a_browser(monkeypatch, tmp_path)
     monkeypatch.setenv("BROWSER_PATH", str(tmp_path / "no-such-browser"))
     assert figures.export_browser() is None
     with pytest.raises(FileNotFoundError, match="needs Chrome or Chromium"):
-        figures.svg(figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.2)]}, {}))
+        figures.image(figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.2)]}, {}))
 
 
 @pytest.mark.skipif(figures.export_browser() is None,
                     reason="no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
 def test_svg_is_a_vector_drawing_of_the_figure():
     fig = figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.25), (3, 1.5)], "sd": [(1, 0.5), (2, 0.6), (3, 0.7)]}, {}, current_K=2)
-    data = figures.svg(fig, width=900)
+    data = figures.image(fig, width=900)
     root = ET.fromstring(data)
     assert root.tag.endswith("svg") and float(root.get("width")) == 900
     text = " ".join(t for t in root.itertext())
     assert fig.layout.title.text.split("<")[0].strip()[:20] in text       # the title, as text
     assert len(root.findall(".//{http://www.w3.org/2000/svg}path")) > 3   # drawn as paths, not pixels
+
+
+@pytest.mark.skipif(figures.export_browser() is None,
+                    reason="no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
+def test_png_is_three_times_the_asked_size():
+    """The "PNG" button of ``charts.picture``: a PNG at the modebar camera's scale (three)."""
+    import struct
+    fig = figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.25)]}, {})
+    data = figures.image(fig, "png", width=560, height=400)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])                   # the IHDR chunk
+    assert (width, height) == (3 * 560, 3 * 400)

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from pages.ui import figures  # noqa: E402
-from tests.apptest import figure, figures_json, no_errors, open_page  # noqa: E402
+from tests.apptest import figure, figures_json, no_errors, open_box, open_page  # noqa: E402
 
 STEP = {"preset": "several-drafts", "method": "spectr_gbv", "draft_seed": "5", "coin_seed": "2", "shown": "1"}
 
@@ -65,6 +65,7 @@ def test_the_step_page_exports_charts_and_gives_its_command_line():
     assert len(charts) >= 3
     assert all(json.loads(c.proto.config)["toImageButtonOptions"] == figures.CHART_CONFIG["toImageButtonOptions"]
                for c in charts)
-    commands = next(c.value for c in at.code if c.value.startswith("python -m core exact"))
+    assert not at.code                                  # drawn only once the reader opens the box
+    commands = next(c.value for c in open_box(at, "step_copy").code if c.value.startswith("python -m core exact"))
     assert commands == "python -m core exact --draft p.json --target q.json --K 3 --L 3 --temperature 1 " \
                        "--method spectr_gbv"

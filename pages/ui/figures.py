@@ -45,14 +45,14 @@ CHART_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3, "filename"
                 "displaylogo": False}
 
 
-#: Where ``svg`` looks for a Chrome or Chromium when ``BROWSER_PATH`` is not set.
+#: Where ``image`` looks for a Chrome or Chromium when ``BROWSER_PATH`` is not set.
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome", "microsoft-edge")
 _EXPORT_LOCK = threading.Lock()
 _EXPORT_SERVER: list[bool] = []
 
 
 def export_browser() -> str | None:
-    """The browser ``svg`` renders with: ``$BROWSER_PATH`` if it is an executable file, else the
+    """The browser ``image`` renders with: ``$BROWSER_PATH`` if it is an executable file, else the
     first of ``BROWSERS`` on the PATH; None when there is none."""
     path = os.environ.get("BROWSER_PATH")
     if path:
@@ -60,21 +60,23 @@ def export_browser() -> str | None:
     return next((found for name in BROWSERS if (found := shutil.which(name))), None)
 
 
-def svg(fig: go.Figure, width: int = 1200, height: int | None = None) -> bytes:
+def image(fig: go.Figure, fmt: str = "svg", width: int = 1200, height: int | None = None) -> bytes:
     """The figure as an SVG file (vector: sharp at any slide size), ``width`` px wide and as tall as
-    its layout says (else 600 px).
+    its layout says (else 600 px); with ``fmt="png"``, a PNG of three times that size.
 
     Plotly.js's modebar downloads one format only (``CHART_CONFIG``: PNG), so the SVG is rendered
     here by Kaleido, Plotly's own static-image exporter, which drives a headless Chrome or Chromium
     (``export_browser``).  Kaleido's browser is started on the first export and kept for the
-    process (about 0.25 s an export after that, about 3 s for the first).  Exports are serialized."""
+    process (about 0.25 s an export after that, about 3 s for the first).  Exports are serialized.
+    The PNG is for a figure drawn without Plotly in the page (``charts.picture``), whose modebar
+    camera is not there."""
     import warnings
 
     import kaleido
 
     browser = export_browser()
     if browser is None:
-        raise FileNotFoundError("SVG export needs Chrome or Chromium: install one, or set BROWSER_PATH "
+        raise FileNotFoundError("Export needs Chrome or Chromium: install one, or set BROWSER_PATH "
                                 "to its executable")
     os.environ.setdefault("BROWSER_PATH", browser)   # Kaleido then uses the same browser
     with _EXPORT_LOCK, warnings.catch_warnings():
@@ -82,7 +84,8 @@ def svg(fig: go.Figure, width: int = 1200, height: int | None = None) -> bytes:
         if not _EXPORT_SERVER:
             kaleido.start_sync_server(silence_warnings=True)
             _EXPORT_SERVER.append(True)
-        return fig.to_image(format="svg", width=width, height=height or fig.layout.height or 600)
+        return fig.to_image(format=fmt, width=width, height=height or fig.layout.height or 600,
+                            scale=CHART_CONFIG["toImageButtonOptions"]["scale"] if fmt == "png" else None)
 
 
 def color(method: str) -> str:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from pages.ui import lazy
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.errors import explain
 from pages.ui.text import all_methods, method_name
@@ -411,6 +412,26 @@ def cli_commands(cfg: ToyConfig, methods: list[str], bound_kinds: list[str],
         n, seed = monte_carlo
         lines += [f"python -m core montecarlo {common} --method {m} --n {n} --seed {seed}" for m in methods]
     return json.dumps(models["draft"]), json.dumps(models["target"]), "\n".join(lines)
+
+
+def copy_configuration(cfg: ToyConfig, methods: list[str], bound_kinds: list[str], key: str,
+                       label: str = "Copy this configuration: the command lines that reproduce these numbers",
+                       monte_carlo: tuple[int, int] | None = None, caption: str | None = None) -> None:
+    """The "copy this configuration" box of a toy page: the two models as JSON and the command lines
+    of ``cli_commands``, then ``caption``.  Drawn only while open (``lazy.expander``): its code
+    blocks would load the syntax highlighter into every first render of the page."""
+    box = lazy.expander(label, key)
+    if box is None:
+        return
+    with box:
+        p_json, q_json, commands = cli_commands(cfg, methods, bound_kinds, monte_carlo)
+        st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
+        c_p, c_q = st.columns(2)
+        c_p.code(p_json, language="json")
+        c_q.code(q_json, language="json")
+        st.code(commands, language="bash")
+        if caption:
+            st.caption(caption)
 
 
 def root_table(cfg: ToyConfig) -> pd.DataFrame:
