@@ -293,7 +293,7 @@ def test_slider_updates_figure(server, browser_page):
 def test_start_link_opens_preset(server, browser_page):
     page = browser_page
     page.goto(server)
-    settle(page, 1)
+    settle(page)                            # the start page draws its picture as SVG: no Plotly chart
     page.get_by_role("link", name="The binary toy of the block-verification paper").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1, timeout=120)
     assert "Binary toy" in page.inner_text("body")
