@@ -402,9 +402,7 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     assert float(metrics["Block efficiency (tokens per target call)"]) == pytest.approx(gen.metrics.block_efficiency, abs=1e-3)
     assert len(figures_json(at)) == 2                # the tree is drawn only once its box is open
     assert [e.label for e in at.expander if e.label.startswith("Show the draft tree")]
-    at.session_state["dec_tree_open"] = True          # as a click on the box does
-    at.run()
-    no_errors(at)
+    no_errors(open_box(at, "dec_tree_open"))        # as a click on the box does
     tree = figure(at, "Iteration 1:")
     n_nodes = sum(len(t["x"]) for t in tree["data"] if t.get("mode") == "markers+text"
                   and t.get("name") != "extra token (correction or bonus)")

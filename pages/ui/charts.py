@@ -30,13 +30,13 @@ def chart(fig, key: str) -> None:
 def picture(fig, key: str) -> None:
     """``fig`` (a scatter figure from ``figures``) drawn as inline SVG: no Plotly script to load,
     hover text as tooltips.  Under it an "SVG" download of that drawing, and a "PNG" one at three
-    times the size, rendered by Kaleido from the figure when clicked."""
+    times the size, rendered by Kaleido from the figure; each file is made only when clicked."""
     # Markdown, not st.html: st.html's sanitiser keeps HTML only and drops an <svg> whole
     st.markdown(inline_svg.render(fig), unsafe_allow_html=True)
     missing = figures.export_browser() is None
     row = st.container(horizontal=True, gap="small")
     row.download_button(
-        "SVG", data=inline_svg.render(fig, standalone=True), file_name=f"{key}.svg", mime="image/svg+xml",
+        "SVG", data=lambda: inline_svg.render(fig, standalone=True), file_name=f"{key}.svg", mime="image/svg+xml",
         key=f"{key}_svg", on_click="ignore", type="tertiary", icon=":material/download:",
         help="Download this picture as SVG (vector, sharp on a slide).")
     row.download_button(

@@ -70,9 +70,9 @@ def _plain(text: str) -> str:
 
 
 def _text(x: float, y: float, body: str, size: float, color: str = TEXT_COLOR, anchor: str = "middle",
-          baseline: str = "central", weight: str = "normal") -> str:
+          baseline: str = "central") -> str:
     return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}" fill="{color}" text-anchor="{anchor}" '
-            f'dominant-baseline="{baseline}" font-weight="{weight}">{escape(body)}</text>')
+            f'dominant-baseline="{baseline}">{escape(body)}</text>')
 
 
 def _title(title: str, top: int) -> list[str]:
@@ -107,14 +107,15 @@ def _trace(trace, px, py, lines: bool) -> list[str]:
     if lines:
         return _lines(points, trace.line, px, py) if "lines" in mode else []
     hover = trace.hovertext if trace.hoverinfo != "skip" else None
+    paint = _paint(trace.marker) if "markers" in mode else None
     out = []
     texts = trace.text if isinstance(trace.text, (tuple, list)) else [trace.text] * len(points)
     for i, (x, y) in enumerate(points):
         if x is None or y is None:
             continue
         mark = []
-        if "markers" in mode:
-            mark.append(_marker(px(x), py(y), *_paint(trace.marker)))
+        if paint:
+            mark.append(_marker(px(x), py(y), *paint))
         if "text" in mode and texts[i]:
             mark.append(_label(px(x), py(y), str(texts[i]), trace, "markers" in mode))
         if mark:
@@ -181,14 +182,19 @@ def _label(cx: float, cy: float, body: str, trace, on_marker: bool) -> str:
     return _text(cx, cy, body, size, color)
 
 
+def _entry_width(name: str) -> float:
+    """A legend entry's width in px: swatch, gap and about 6.5 px a character of 12 px text."""
+    return len(name) * 6.5 + 40
+
+
 def _legend(fig, W: int, H: int) -> list[str]:
     if fig.layout.showlegend is False:
         return []
     entries = [t for t in fig.data if t.showlegend is not False and t.name]
     out, x, row = [], 10.0, 0
-    rows = max(1, -(-sum(len(t.name) * 6.5 + 40 for t in entries) // (W - 20)))
+    rows = max(1, -(-sum(_entry_width(t.name) for t in entries) // (W - 20)))
     for t in entries:
-        wide = len(t.name) * 6.5 + 40
+        wide = _entry_width(t.name)
         if x + wide > W - 10 and x > 10:
             x, row = 10.0, row + 1
         y = H - LEGEND_ROW * (rows - row) + 6
