@@ -15,23 +15,33 @@ if str(ROOT) not in sys.path:  # `streamlit run app.py` from elsewhere still fin
 
 import streamlit as st  # noqa: E402
 
-from pages.ui import errors, routing  # noqa: E402
+from pages.ui import errors, prewarm, routing  # noqa: E402
 
-st.set_page_config(page_title="Multi-draft block verification explorer", page_icon=":material/account_tree:",
-                   layout="wide", initial_sidebar_state="expanded")
-routing.keep_state()
 
-page = st.navigation({
-    "Learn": [routing.start(), routing.toy_lab(), routing.one_step()],
-    "Real models": [routing.live_decoder(), routing.sweeps()],
-    "Check the paper": [routing.claims(), routing.leaderboard()],
-})
-try:
-    page.run()
-except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback on the page
-    errors.show(exc, "this page")
-finally:
-    # After the first page's script, and the thread waits a few seconds more: importing torch and
-    # transformers takes about 4-10 s of CPU holding the interpreter's lock, which would slow the
-    # first page a reader opens.
-    routing.prewarm_decoder_imports()
+def main() -> None:
+    st.set_page_config(page_title="Multi-draft block verification explorer", page_icon=":material/account_tree:",
+                       layout="wide", initial_sidebar_state="expanded")
+    routing.keep_state()
+    page = st.navigation({
+        "Learn": [routing.start(), routing.toy_lab(), routing.one_step()],
+        "Real models": [routing.live_decoder(), routing.sweeps()],
+        "Check the paper": [routing.claims(), routing.leaderboard()],
+    })
+    if routing.needs_decoder(page):
+        prewarm.want()
+    try:
+        with prewarm.ACTIVITY.script():
+            page.run()
+    except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback on the page
+        errors.show(exc, "this page")
+    finally:
+        # Once per process: import what the other pages need, each module once no script is running
+        # (pages.ui.prewarm), so that neither that import nor the first page to need it is slowed.
+        prewarm.start()
+
+
+# A process started by multiprocessing's "spawn" (the Dask cluster's workers, started while a page runs)
+# re-runs the parent's main module under this name: there is no app to route there, and no reader
+# whose pages need importing.
+if __name__ != "__mp_main__":
+    main()

@@ -15,8 +15,8 @@ as an older commit in a git worktree, gives the "before" figures) and drives hea
   the keyboard, timed to the end of the rerun it causes with every chart drawn again.
 - **Fresh browser** (``--fresh N``): the first render of each page in N browsers started afresh
   (an empty profile: no cached scripts, no compiled code), the server warm, as for a reader who
-  opens a shared link for the first time.  Measured after the router's background import of the
-  decoder (``routing.PREWARM_DELAY_S``) has had time to finish, which would otherwise slow the first.
+  opens a shared link for the first time.  Measured after ``PREWARM_WAIT_S`` of quiet, in which the
+  server's background imports (``pages.ui.prewarm``, paused while a script runs) finish.
 
 Every condition is polled inside the page every 20 ms.  Figures, not assertions: the machine is
 shared, so run it on an idle machine and compare before and after in one sitting.
@@ -88,7 +88,7 @@ def slider_change(page, key: str, timeout_s: float, retry_s: float = 15) -> floa
     return time.perf_counter() - start - 0.3
 
 
-#: Seconds to wait, before the fresh-browser visits, for the router's background import to end.
+#: Seconds of quiet, before the fresh-browser visits, for the server's background imports to end.
 PREWARM_WAIT_S = 25
 
 

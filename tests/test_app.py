@@ -497,19 +497,20 @@ def test_pair_picker_lists_smollm2_and_hub_presets():
     assert at.error and "\n" not in at.error[0].value and "Traceback" not in at.error[0].value
 
 
-def test_the_router_prewarms_the_decoder_imports_in_the_background():
-    """Any first page starts, once per process, a thread that imports torch and transformers'
-    model classes, so the live decoder does not wait 10-25 s for them (issue 15, item 7)."""
+def test_the_router_prewarms_the_imports_in_the_background():
+    """Any first page starts, once per process, a thread that imports what the other pages need,
+    torch and transformers' model classes last, so the live decoder does not wait 10-25 s for them
+    (issue 15, item 7); it imports while no script runs (``pages.ui.prewarm``, issue 12, item 11)."""
     import sys
 
     at = AppTest.from_file(APP, default_timeout=120).run()
     no_errors(at)
-    from pages.ui import routing
-    thread = routing.prewarm_decoder_imports()
-    assert thread is routing.prewarm_decoder_imports()           # one thread per process
+    from pages.ui import prewarm
+    thread = prewarm.start()
+    assert thread is prewarm.start()                             # one thread per process
     thread.join(timeout=300)
     assert not thread.is_alive()
-    assert all(name in sys.modules for name in routing.DECODER_IMPORTS)
+    assert all(name in sys.modules for name in prewarm.APP_IMPORTS + prewarm.DECODER_IMPORTS)
 
 
 def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
@@ -522,8 +523,8 @@ def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
     import sys
 
     code = ("from streamlit.testing.v1 import AppTest\n"
-            "from pages.ui import routing\n"
-            "routing.PREWARM_DELAY_S = 0.0\n"       # the race needs the thread importing at once
+            "from pages.ui import prewarm\n"
+            "prewarm.QUIET_S = 0.0\n"               # the race needs the thread importing at once
             f"at = AppTest.from_file({APP!r}, default_timeout=600).run()\n"
             "at.switch_page('pages/live_decoder.py').run()\n"
             "print('ERRORS', [e.value for e in at.error] + [str(e.value) for e in at.exception])\n"

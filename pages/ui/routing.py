@@ -13,10 +13,7 @@ A Page built in another call matches the registered one, since Streamlit compare
 """
 from __future__ import annotations
 
-import importlib
 import runpy
-import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,50 +55,21 @@ def sweeps() -> StreamlitPage:
     return st.Page("pages/sweeps.py", title="Sweeps", icon=":material/show_chart:")
 
 
+def needs_decoder(page: StreamlitPage) -> bool:
+    """Whether ``page`` imports torch and transformers (the real-model pages).  False in a bare run
+    (no ScriptRunContext: a Dask worker process re-running the main module), whose pages are empty."""
+    try:
+        return page.url_path in {live_decoder().url_path, sweeps().url_path}
+    except AttributeError:
+        return False
+
+
 def claims() -> StreamlitPage:
     return st.Page("pages/claims.py", title="SpecTr-GBV claims", icon=":material/gavel:")
 
 
 def leaderboard() -> StreamlitPage:
     return st.Page("pages/leaderboard.py", title="Leaderboard", icon=":material/leaderboard:")
-
-
-#: What the real-model pages import: torch and transformers' model and tokenizer machinery, about
-#: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading").  The first is the module that
-#: loads the pairs; the others are imported under its load lock.
-DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.auto.modeling_auto",
-                   "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
-
-#: Seconds the prewarm thread waits before importing.  The imports take about 4-10 s of CPU holding
-#: the interpreter's lock; started at once, they share the two cores with the browser's first load
-#: of Streamlit's and Plotly's scripts and stall the server's replies, and the first page took about
-#: 7 s to draw instead of about 5 (docs/app.md, "Page speed").
-PREWARM_DELAY_S = 6.0
-
-
-@st.cache_resource(show_spinner=False)
-def prewarm_decoder_imports() -> threading.Thread:
-    """Import the real decoder's libraries in a background thread, once per server process, so that
-    they are loaded by the time a reader opens a real-model page.
-
-    transformers resolves its names lazily, and two threads doing so at once can fail ("Cannot import
-    name 'AutoModelForCausalLM' from 'transformers'").  So, once the loading module is imported,
-    the rest is imported holding its load lock (``pair_picker.LOADS.lock``): a model load and this
-    thread never import from transformers at the same time; whichever comes second waits.
-    It starts ``PREWARM_DELAY_S`` after the first page's script, once that page is drawn; a reader
-    who opens a real-model page sooner has the page import what it needs itself."""
-    def run():
-        time.sleep(PREWARM_DELAY_S)
-        try:
-            picker = importlib.import_module(DECODER_IMPORTS[0])
-            with picker.LOADS.lock:
-                for name in DECODER_IMPORTS[1:]:
-                    importlib.import_module(name)
-        except ImportError:  # the page that needs the module reports it, in one sentence
-            pass
-    thread = threading.Thread(target=run, name="prewarm-decoder-imports", daemon=True)
-    thread.start()
-    return thread
 
 
 @st.cache_resource(show_spinner="Starting the local Dask cluster…")
