@@ -61,6 +61,15 @@ def test_nothing_is_imported_while_a_script_runs_and_everything_once_the_server_
     assert all(done(name) for name in modules.values())
 
 
+def test_a_module_that_cannot_be_imported_does_not_stop_the_rest(modules):
+    """An optional library missing here (CI's fresh environment has no orjson) is the page's to report."""
+    activity = prewarm.Activity()
+    thread = prewarm.Prewarm([f"{modules['inner']}_missing", modules["other"]], activity=activity,
+                             wanted=threading.Event(), quiet_s=0.0).start()
+    thread.join(10)
+    assert done(modules["other"])
+
+
 def test_a_page_that_wants_the_imports_ends_the_wait(modules):
     activity, wanted = prewarm.Activity(), threading.Event()
     with activity.script():

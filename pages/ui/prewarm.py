@@ -42,8 +42,8 @@ __all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "QUIET_S", "ACTIVITY", "Activity", 
 #: What the toy, claims and leaderboard pages import on their first run beyond the start page's
 #: (``tests/test_prewarm.py`` checks that it is enough).
 APP_IMPORTS = (
-    "pandas", "pyarrow.pandas_compat", "pyarrow.parquet", "pyarrow.dataset", "scipy.optimize", "orjson",
-    "plotly.io._json", "streamlit.elements.plotly_chart", "streamlit.emojis",
+    "pandas", "pyarrow.pandas_compat", "pyarrow.parquet", "pyarrow.dataset", "scipy.optimize", "plotly.io._json",
+    "streamlit.elements.plotly_chart", "streamlit.emojis",
     "pages.ui.cached", "pages.ui.charts", "pages.ui.figures", "pages.ui.toy_config",
     "core.bounds.lp", "core.analysis.claims", "core.analysis.intervals", "core.sweep.engine", "core.sweep.summary",
 )
@@ -166,13 +166,11 @@ class Prewarm:
         _WAITS[threading.get_ident()] = self.wait
         try:
             for name in self.modules:
-                importlib.import_module(name)
+                _import(name)
             if self.locked:
                 with self.lock():
                     for name in self.locked:
-                        importlib.import_module(name)
-        except ImportError:  # the page that needs the module reports it, in one sentence
-            pass
+                        _import(name)
         finally:
             del _WAITS[threading.get_ident()]
 
@@ -181,11 +179,21 @@ class Prewarm:
         return self.thread
 
 
+def _import(name: str) -> None:
+    """Import ``name``; a module that cannot be imported is left to the page that needs it, which
+    says why in one sentence, and the thread goes on with the next."""
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+
+
 def _load_lock():
     """The real-model pages' load lock: transformers resolves its names lazily, and two threads doing
     so at once can fail ("Cannot import name 'AutoModelForCausalLM' from 'transformers'"), so a model
     load and this thread never import from transformers at the same time."""
-    return sys.modules[DECODER_IMPORTS[0]].LOADS.lock
+    picker = sys.modules.get(DECODER_IMPORTS[0])
+    return picker.LOADS.lock if picker is not None else contextlib.nullcontext()   # no torch: nothing to load
 
 
 @st.cache_resource(show_spinner=False)
