@@ -115,8 +115,6 @@ def _waiters_of(tid: int) -> bool | None:
 
 #: The paused threads' waits, by thread id: ``_audit`` runs the one of the thread it is called in.
 _WAITS: dict[int, Callable[[], None]] = {}
-_HOOKED = threading.Lock()
-_hooked = False
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -130,13 +128,8 @@ def _audit(event: str, args: tuple) -> None:
             wait()
 
 
-def _hook() -> None:
-    """Install ``_audit`` once per process (an audit hook cannot be removed; idle, it costs a dict test)."""
-    global _hooked
-    with _HOOKED:
-        if not _hooked:
-            sys.addaudithook(_audit)
-            _hooked = True
+# Once per process, at import (an audit hook cannot be removed; with no thread waiting it costs a dict test)
+sys.addaudithook(_audit)
 
 
 class Prewarm:
@@ -162,7 +155,6 @@ class Prewarm:
             self.wanted.wait(POLL_S)
 
     def _run(self) -> None:
-        _hook()
         _WAITS[threading.get_ident()] = self.wait
         try:
             for name in self.modules:

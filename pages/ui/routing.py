@@ -57,7 +57,7 @@ def sweeps() -> StreamlitPage:
 
 def needs_decoder(page: StreamlitPage) -> bool:
     """Whether ``page`` imports torch and transformers (the real-model pages).  False in a bare run
-    (no ScriptRunContext: a Dask worker process re-running the main module), whose pages are empty."""
+    (``python app.py``: no ScriptRunContext), whose pages are empty."""
     try:
         return page.url_path in {live_decoder().url_path, sweeps().url_path}
     except AttributeError:
