@@ -1,12 +1,12 @@
-"""The server's background imports (``pages.ui.prewarm``): paced by the server's script runs, never a
-deadlock, and enough for the pages that do not need the decoder."""
+"""The server's background imports (``pages.ui.prewarm``): paced by the server's script runs, never
+overlapping one (no script sees a module half-built), and enough for the pages that do not need the
+decoder."""
 from __future__ import annotations
 
 import subprocess
 import sys
 import threading
 import time
-import types
 import uuid
 from pathlib import Path
 
@@ -19,13 +19,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def modules(tmp_path, monkeypatch):
-    """Three fresh modules on ``sys.path``: ``pw_outer`` imports ``pw_inner``; ``pw_other`` is alone.
+    """Fresh modules on ``sys.path``: ``pw_outer`` imports ``pw_inner``; ``pw_other`` is alone;
+    ``pw_slow`` sets ``HALF``, sleeps 0.5 s, then sets ``VALUE``.
     The names carry the test's id so no two tests share a module."""
     tag = uuid.uuid4().hex[:8]
     names = {k: f"pw_{k}_{tag}" for k in ("outer", "inner", "other")}
     (tmp_path / f"{names['inner']}.py").write_text("VALUE = 1\n")
     (tmp_path / f"{names['outer']}.py").write_text(f"import {names['inner']}\nVALUE = 3\n")
     (tmp_path / f"{names['other']}.py").write_text("VALUE = 2\n")
+    names["slow"] = f"pw_slow_{tag}"
+    (tmp_path / f"{names['slow']}.py").write_text("import time\nHALF = 1\ntime.sleep(0.5)\nVALUE = 4\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     yield names
     for name in names.values():
@@ -58,7 +61,7 @@ def test_nothing_is_imported_while_a_script_runs_and_everything_once_the_server_
     assert not done(modules["other"])                   # quiet for 0.1 s of the 0.3 it waits for
     thread.join(10)
     assert not thread.is_alive() and time.monotonic() - t_end >= 0.3
-    assert all(done(name) for name in modules.values())
+    assert all(done(modules[k]) for k in ("other", "outer", "inner"))
 
 
 def test_a_module_that_cannot_be_imported_does_not_stop_the_rest(modules):
@@ -70,44 +73,67 @@ def test_a_module_that_cannot_be_imported_does_not_stop_the_rest(modules):
     assert done(modules["other"])
 
 
-def test_a_page_that_wants_the_imports_ends_the_wait(modules):
+def test_a_page_that_wants_the_imports_drops_the_quiet_period_but_not_the_exclusion(modules):
     activity, wanted = prewarm.Activity(), threading.Event()
     with activity.script():
         thread = prewarm.Prewarm([modules["other"]], activity=activity, wanted=wanted, quiet_s=60).start()
-        time.sleep(0.3)
-        assert not done(modules["other"])
         wanted.set()
-        thread.join(10)
-        assert done(modules["other"])                   # while the script still runs
-
-
-def test_a_thread_that_needs_a_module_the_paused_thread_holds_is_not_deadlocked(modules):
-    """The thread pauses before ``pw_outer``'s body, holding its module lock; a script then imports
-    pw_outer.  Unnoticed, the script would wait for the lock and the thread for the script to end."""
-    activity = prewarm.Activity()
-    outer, inner = modules["outer"], modules["inner"]
-    with activity.script():
-        thread = prewarm.Prewarm([outer], activity=activity, wanted=threading.Event(), quiet_s=60).start()
-        assert wait_until(lambda: outer in sys.modules)  # its body is about to run: the thread waits
         time.sleep(0.3)
-        assert not done(outer) and not done(inner)
-        script = threading.Thread(target=__import__, args=(outer,), daemon=True)
-        script.start()
-        script.join(10)
-        assert not script.is_alive(), "deadlock: the script waits for a module the paused thread holds"
-        assert done(outer) and done(inner)
-        thread.join(10)
-        assert not thread.is_alive()
+        assert not done(modules["other"])               # a script runs: never beside it
+    thread.join(10)                                     # at once, not 60 s later
+    assert not thread.is_alive() and done(modules["other"])
 
 
-def test_where_python_does_not_say_who_waits_the_thread_never_waits(modules, monkeypatch):
-    monkeypatch.setattr(prewarm, "bootstrap", types.SimpleNamespace(_blocking_on=object()))  # unreadable
-    assert prewarm._waiters_of(threading.get_ident()) is None
-    activity = prewarm.Activity()
+def test_a_script_that_starts_during_an_import_waits_until_the_module_is_whole(modules):
+    """The leaderboard on a fresh server failed with "partially initialized module 'torch' has no
+    attribute 'Tensor'": scipy reads ``sys.modules["torch"]``, which an import in progress had put
+    there half-run.  A script now starts only once the module is whole."""
+    activity, slow = prewarm.Activity(), modules["slow"]
+    thread = prewarm.Prewarm([slow], activity=activity, wanted=threading.Event(), quiet_s=0.0).start()
+    assert wait_until(lambda: hasattr(sys.modules.get(slow), "HALF"), timeout_s=10)   # its body is running
     with activity.script():
-        thread = prewarm.Prewarm([modules["other"]], activity=activity, wanted=threading.Event(), quiet_s=60).start()
-        thread.join(10)
-        assert done(modules["other"])
+        assert done(slow)
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_a_script_waits_for_one_import_not_for_the_ones_after_it(modules):
+    """The thread goes from one module to the next at once once the server is quiet; a script that
+    came during the first must start before the second."""
+    activity, slow = prewarm.Activity(), modules["slow"]
+    thread = prewarm.Prewarm([slow, modules["outer"]], activity=activity, wanted=threading.Event(),
+                             quiet_s=0.0).start()
+    assert wait_until(lambda: hasattr(sys.modules.get(slow), "HALF"), timeout_s=10)
+    with activity.script():
+        assert done(slow) and not done(modules["outer"])
+        time.sleep(0.2)
+        assert not done(modules["outer"])
+    thread.join(10)
+    assert not thread.is_alive() and done(modules["outer"])
+
+
+def test_a_module_imported_under_a_held_lock_waits_for_it_without_holding_up_scripts(modules):
+    """The transformers steps need the model loads' lock; while a load holds it, scripts still run
+    and the thread tries again later."""
+    activity, lock = prewarm.Activity(), threading.Lock()
+    lock.acquire()
+    thread = prewarm.Prewarm([modules["other"]], [modules["outer"]], lambda: lock, activity=activity,
+                             wanted=threading.Event(), quiet_s=0.0).start()
+    assert wait_until(lambda: done(modules["other"]))
+    for _ in range(5):
+        ran = threading.Event()
+
+        def script():
+            with activity.script():
+                ran.set()
+        runner = threading.Thread(target=script, daemon=True)
+        runner.start()
+        runner.join(2)
+        assert ran.is_set() and not runner.is_alive()   # never blocked by the thread's wait for the lock
+    assert not done(modules["outer"])
+    lock.release()
+    thread.join(10)
+    assert not thread.is_alive() and done(modules["outer"]) and done(modules["inner"])
 
 
 def test_the_app_imports_are_all_the_other_pages_import():

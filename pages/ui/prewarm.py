@@ -8,28 +8,27 @@ time, they held the interpreter's lock while the reader's next page ran and whil
 that page's scripts from this same server: the toy laboratory, opened from the start page, took
 10 s to draw instead of about 5 (docs/app.md, "Page speed").
 
-So a background thread imports them one module at a time, and before each module it waits until the
-server is idle (``Activity``): no script running in any session, and ``QUIET_S`` seconds since the
-last one ended, for the browser fetches the scripts that page needs.  The wait is an audit hook
-(``_audit``) that delays only that thread, just before a module's body runs.  Two things end a wait
-at once:
+So a background thread imports them one module at a time, each once the server is idle
+(``Activity``): no script running in any session, and ``QUIET_S`` seconds since the last one ended,
+for the browser fetches the scripts that page needs.  **An import and a script run never overlap**: a
+script that starts while the thread imports a module waits, at its start, until that module is
+imported (``Activity.script``).  Two reasons:
 
-- ``want()``: a page that needs the decoder is running, so the imports are needed now;
-- another thread blocked on a module lock the thread holds (it was paused halfway through importing
-  a package that thread now imports too); CPython records who waits for which lock in
-  ``importlib._bootstrap._blocking_on`` (PRIVATE, read on 3.11 to 3.13).  Where that cannot be
-  read, the thread never waits: never a deadlock, only the old, unpaced import.
+- An import puts its module in ``sys.modules`` before the module's body has run.  Code that reads
+  ``sys.modules`` instead of importing sees it half-built: scipy's array-API helpers look up
+  ``sys.modules["torch"].Tensor``, and a fresh server's leaderboard, opened while torch was being
+  imported, failed with "partially initialized module 'torch' has no attribute 'Tensor'".
+- A script sharing the interpreter with an import is slowed by as much.
 
-While the thread waits inside a package (torch, say), that package is in ``sys.modules`` half-run.
-Importing it from another thread is safe (that thread waits for the lock, as above); code that reads
-``sys.modules`` instead of importing would see it half-built.  Of the libraries the pages use, only
-scipy's array-API checks do, and only with ``SCIPY_ARRAY_API=1`` (checked on scipy 1.17).
+The thread never waits halfway through an import, so it holds no module lock while a script runs,
+and nothing can deadlock on one.  The lists go in steps of at most about 1.7 s here (torch's own
+2.5 s excepted): a script that starts just then waits at most that long.  ``want()`` (a page that
+needs the decoder runs) drops the quiet period, never the exclusion.
 """
 from __future__ import annotations
 
 import contextlib
 import importlib
-import importlib._bootstrap as bootstrap  # PRIVATE: see _waiters_of
 import sys
 import threading
 import time
@@ -37,7 +36,8 @@ from typing import Callable, Iterable, Iterator
 
 import streamlit as st
 
-__all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "QUIET_S", "ACTIVITY", "Activity", "Prewarm", "want", "start"]
+__all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "DECODER_FREE", "QUIET_S", "ACTIVITY", "Activity", "Prewarm", "want",
+           "start"]
 
 #: What the toy, claims and leaderboard pages import on their first run beyond the start page's
 #: (``tests/test_prewarm.py`` checks that it is enough).
@@ -49,10 +49,13 @@ APP_IMPORTS = (
 )
 
 #: What the real-model pages import: torch and transformers' model and tokenizer machinery, about
-#: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading").  The first is the module that
-#: loads the pairs; the others are imported under its load lock.
-DECODER_IMPORTS = ("pages.ui.pair_picker", "transformers.models.auto.modeling_auto",
+#: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading"), in steps of at most about 1.7 s
+#: (torch's own 2.5 s excepted; 7.3 s in all, idle, one after the other).  The steps after
+#: ``DECODER_FREE`` import from transformers and are imported under the load lock (``_load_lock``).
+DECODER_IMPORTS = ("torch", "sympy", "torch._dynamo", "torch.distributed.tensor", "pages.ui.pair_picker",
+                   "transformers", "transformers.activations", "transformers.models.auto.modeling_auto",
                    "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
+DECODER_FREE = 5
 
 #: Seconds of no script running before the thread imports its next module.  Within about a second of
 #: a script's last message the browser has fetched that page's scripts from this server (Plotly's is
@@ -64,19 +67,27 @@ POLL_S = 0.05
 
 
 class Activity:
-    """The script runs in progress in this server process, every session together, and when the last ended."""
+    """The script runs in progress in this server process, every session together, and when the last
+    ended; and the one import that may run between them (``when_idle``)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()          # guards the counts
+        self._importing = threading.Lock()     # held while ``when_idle`` runs its work
         self._running = 0
         self._last_end = time.monotonic()
 
     @contextlib.contextmanager
     def script(self) -> Iterator[None]:
-        """Count a script run while the block runs (a rerun or a stop leaves it too)."""
+        """Count a script run while the block runs (a rerun or a stop leaves it too); it starts once
+        the work of ``when_idle`` in progress, if any, is done."""
+        # Counted first, so that no new work starts; then wait for the work in progress.  Counted
+        # only once the lock was had, a script lost the lock to the thread's next step, and to the
+        # next: a toy laboratory waited for every step of torch and transformers, 10.6 s cold.
         with self._lock:
             self._running += 1
         try:
+            with self._importing:
+                pass
             yield
         finally:
             with self._lock:
@@ -88,6 +99,21 @@ class Activity:
         with self._lock:
             return 0.0 if self._running else time.monotonic() - self._last_end
 
+    def when_idle(self, work: Callable[[], bool], quiet_s: float, wanted: threading.Event) -> None:
+        """Call ``work()`` once no script runs and none has for ``quiet_s`` seconds (none running is
+        enough once ``wanted`` is set), keeping scripts from starting until it returns; until it
+        returns True, then try again.  ``work`` must not wait for a script."""
+        while True:
+            with self._importing:
+                with self._lock:
+                    running, ended = self._running, self._last_end
+                if not running and (wanted.is_set() or time.monotonic() - ended >= quiet_s) and work():
+                    return
+            if wanted.is_set():
+                time.sleep(POLL_S)
+            else:
+                wanted.wait(POLL_S)
+
 
 #: The server's script runs (``app.py`` counts every page's).
 ACTIVITY = Activity()
@@ -95,47 +121,15 @@ _WANTED = threading.Event()
 
 
 def want() -> None:
-    """A page that needs the decoder's imports is running: import them at full speed from now on."""
+    """A page that needs the decoder's imports is running: from now on the thread imports whenever no
+    script runs, without the quiet period."""
     _WANTED.set()
 
 
-def _waiters_of(tid: int) -> bool | None:
-    """Whether another thread is blocked on a module lock that thread ``tid`` holds; None where
-    this Python does not say.  PRIVATE API: ``_blocking_on`` maps a waiting thread to its lock
-    (3.11) or holds weak references to lists of them (3.12, 3.13); each lock has an ``owner``."""
-    try:
-        table = bootstrap._blocking_on
-        entries = list(table.values()) if isinstance(table, dict) else [ref() for ref in list(table.data.values())]
-        locks = [lock for entry in entries if entry is not None
-                 for lock in (entry if isinstance(entry, list) else [entry])]
-        return any(lock.owner == tid for lock in locks)
-    except Exception:  # noqa: BLE001 - another Python's layout: cannot tell
-        return None
-
-
-#: The paused threads' waits, by thread id: ``_audit`` runs the one of the thread it is called in.
-_WAITS: dict[int, Callable[[], None]] = {}
-
-
-def _audit(event: str, args: tuple) -> None:
-    """An audit hook (``sys.addaudithook``): before a module's body runs in a thread of ``_WAITS``,
-    that thread's wait.  The "exec" event comes with the code object about to run, a module's once
-    its loader has it; the interpreter's global import lock is no longer held then (it is while a
-    finder looks for the module), only the module locks of the modules being executed."""
-    if _WAITS and event == "exec":
-        wait = _WAITS.get(threading.get_ident())
-        if wait is not None and getattr(args[0], "co_name", None) == "<module>":
-            wait()
-
-
-# Once per process, at import (an audit hook cannot be removed; with no thread waiting it costs a dict test)
-sys.addaudithook(_audit)
-
-
 class Prewarm:
-    """Import ``modules`` in a daemon thread, each once ``activity`` has been idle ``quiet_s`` seconds
-    (default ``QUIET_S``) or once ``wanted`` is set (see the module's docstring); ``locked`` are then
-    imported holding ``lock()``."""
+    """Import ``modules`` in a daemon thread, then ``locked`` each holding ``lock()`` (taken without
+    waiting: held elsewhere, the module is tried again later), one module per ``Activity.when_idle``
+    of ``activity`` (see the module's docstring)."""
 
     def __init__(self, modules: Iterable[str], locked: Iterable[str] = (), lock: Callable[[], object] | None = None,
                  activity: Activity = ACTIVITY, wanted: threading.Event = _WANTED,
@@ -144,39 +138,48 @@ class Prewarm:
         self.activity, self.wanted, self.quiet_s = activity, wanted, quiet_s
         self.thread = threading.Thread(target=self._run, name="prewarm-imports", daemon=True)
 
-    def ready(self) -> bool:
-        quiet = QUIET_S if self.quiet_s is None else self.quiet_s
-        if self.wanted.is_set() or self.activity.idle_s() >= quiet:
-            return True
-        return _waiters_of(self.thread.ident) is not False   # a blocked thread, or no way to tell
-
-    def wait(self) -> None:
-        while not self.ready():
-            self.wanted.wait(POLL_S)
+    def _step(self, work: Callable[[], bool]) -> None:
+        self.activity.when_idle(work, QUIET_S if self.quiet_s is None else self.quiet_s, self.wanted)
 
     def _run(self) -> None:
-        _WAITS[threading.get_ident()] = self.wait
-        try:
-            for name in self.modules:
-                _import(name)
-            if self.locked:
-                with self.lock():
-                    for name in self.locked:
-                        _import(name)
-        finally:
-            del _WAITS[threading.get_ident()]
+        for name in self.modules:
+            self._step(lambda name=name: _import(name))
+        for name in self.locked:
+            self._step(lambda name=name: _import_holding(self.lock(), name))
 
     def start(self) -> threading.Thread:
         self.thread.start()
         return self.thread
 
 
-def _import(name: str) -> None:
-    """Import ``name``; a module that cannot be imported is left to the page that needs it, which
-    says why in one sentence, and the thread goes on with the next."""
+def _import(name: str) -> bool:
+    """Import ``name``; a module that cannot be imported (missing, or failing) is left to the page
+    that needs it, which says why in one sentence, and the thread goes on with the next.  True: done."""
     try:
         importlib.import_module(name)
-    except ImportError:
+    except Exception:  # noqa: BLE001 - the page that imports it reports it
+        pass
+    return True
+
+
+def _import_holding(lock, name: str) -> bool:
+    """``_import(name)`` holding ``lock`` when it is free now; False when it is not (a model is loading:
+    waiting for it here would keep every script waiting too)."""
+    if not lock.acquire(blocking=False):
+        return False
+    try:
+        return _import(name)
+    finally:
+        lock.release()
+
+
+class _Free:
+    """A lock that is always free (no torch: no model loads to keep apart from)."""
+
+    def acquire(self, blocking: bool = True) -> bool:
+        return True
+
+    def release(self) -> None:
         pass
 
 
@@ -184,11 +187,11 @@ def _load_lock():
     """The real-model pages' load lock: transformers resolves its names lazily, and two threads doing
     so at once can fail ("Cannot import name 'AutoModelForCausalLM' from 'transformers'"), so a model
     load and this thread never import from transformers at the same time."""
-    picker = sys.modules.get(DECODER_IMPORTS[0])
-    return picker.LOADS.lock if picker is not None else contextlib.nullcontext()   # no torch: nothing to load
+    picker = sys.modules.get("pages.ui.pair_picker")
+    return picker.LOADS.lock if picker is not None else _Free()
 
 
 @st.cache_resource(show_spinner=False)
 def start() -> threading.Thread:
     """The server's prewarm thread (``APP_IMPORTS``, then ``DECODER_IMPORTS``), started once per process."""
-    return Prewarm(APP_IMPORTS + DECODER_IMPORTS[:1], DECODER_IMPORTS[1:], _load_lock).start()
+    return Prewarm(APP_IMPORTS + DECODER_IMPORTS[:DECODER_FREE], DECODER_IMPORTS[DECODER_FREE:], _load_lock).start()
