@@ -56,3 +56,22 @@ def test_layout_leaves_axis_titles_when_given_none():
     assert fig.layout.yaxis.title.text == "probability"
     cleared = figures._layout(fig, "t", "", "")
     assert not cleared.layout.xaxis.title.text and not cleared.layout.yaxis.title.text
+
+
+def test_distribution_bars_keep_the_most_probable_tokens_and_the_outlined_one():
+    """V > top: the chart keeps the top - 1 most probable tokens under any series and the outlined
+    one (a rejected token may be improbable), never dropping a probable token for it."""
+    V, top = 40, 5
+    p = np.full(V, 1e-4)
+    p[[3, 7, 39]] = [0.3, 0.2, 0.4]                         # the most probable: 39, 3, 7
+    q = np.full(V, 1e-4)
+    q[[12, 20]] = [0.5, 0.45]                               # then 12 and 20, under q
+    T = np.zeros(V)
+    T[39] = 1.0                                             # the residual's whole mass on the last id
+    fig = figures.traversal_step(p, q, T, "1", rejected=30, A=0.5, w=0.5, top=top)
+    shown = set(fig.data[0].x)
+    assert shown == {"39", "3", "12", "20", "30"}          # 7 makes way for the outlined 30
+    outline = dict(zip(fig.data[0].x, fig.data[0].marker.line.width))
+    assert outline["30"] == 3 and sum(outline.values()) == 3
+    full = figures.traversal_step(p, q, T, "1", rejected=7, A=0.5, w=0.5, top=top)
+    assert set(full.data[0].x) == {"39", "3", "12", "20", "7"}

@@ -448,11 +448,11 @@ def _distribution_bars(series: Sequence[tuple[str, np.ndarray, str]], outlined: 
     probable under any of them when V is larger (the ``outlined`` token always kept and outlined)."""
     V = len(series[0][1])
     idx = np.arange(V)
-    if V > top:  # keep the most relevant tokens
+    if V > top:  # keep the most relevant tokens: the top most probable, or top - 1 and the outlined one
         score = np.maximum.reduce([np.asarray(v) for _, v, _ in series])
-        idx = np.sort(np.argsort(-score)[:top])
-        if outlined is not None and outlined not in idx:
-            idx = np.sort(np.append(idx[:-1], outlined))
+        order = np.argsort(-score, kind="stable")
+        keep = order[:top] if outlined is None or outlined in order[:top] else np.append(order[:top - 1], outlined)
+        idx = np.sort(keep)
     xs = [token_text(int(i)) if token_text else str(int(i)) for i in idx]
     fig = go.Figure()
     for name, vec, col in series:
