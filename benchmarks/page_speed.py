@@ -1,6 +1,6 @@
 """How fast each page answers in a real browser: first render, and a toy-lab slider change.
 
-    python -m benchmarks.page_speed [--app-dir DIR] [--rounds 3] [--fresh 0] [--json OUT]
+    python -m benchmarks.page_speed [--app-dir DIR] [--rounds 3] [--fresh 0] [--query Q] [--json OUT]
 
 Starts ``streamlit run app.py`` from ``--app-dir`` (default: this checkout; another checkout, such
 as an older commit in a git worktree, gives the "before" figures) and drives headless Chromium
@@ -17,6 +17,9 @@ as an older commit in a git worktree, gives the "before" figures) and drives hea
   (an empty profile: no cached scripts, no compiled code), the server warm, as for a reader who
   opens a shared link for the first time.  Measured after ``PREWARM_WAIT_S`` of quiet, in which the
   server's background imports (``pages.ui.prewarm``, paused while a script runs) finish.
+
+``--query charts=interactive`` times the pages with their charts drawn by Plotly (the sidebar's
+"Interactive charts"), against the default SVG drawn in the page.
 
 Every condition is polled inside the page every 20 ms.  Figures, not assertions: the machine is
 shared, so run it on an idle machine and compare before and after in one sitting.
@@ -101,24 +104,26 @@ def fresh_render(pw, chromium: str, url: str, timeout_s: float) -> float:
         browser.close()
 
 
-def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], fresh: int = 0, timeout_s: float = 300) -> dict:
+def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], fresh: int = 0, timeout_s: float = 300,
+            query: str = "") -> dict:
     from playwright.sync_api import sync_playwright
 
     chromium = find_chromium(os.environ, [DEBIAN_CHROMIUM])
     with tempfile.TemporaryFile("w+") as log, sync_playwright() as pw:
         proc, url = start_server(app_dir, log)
+        suffix = f"?{query}" if query else ""
         try:
             browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
             page = browser.new_page(viewport=VIEWPORT)
             out: dict = {"pages": {}, "load_average": list(os.getloadavg())}
             for path in pages:
-                cold = first_render(page, f"{url}/{path}", timeout_s)
-                warm = [first_render(page, f"{url}/{path}", timeout_s) for _ in range(rounds)]
+                cold = first_render(page, f"{url}/{path}{suffix}", timeout_s)
+                warm = [first_render(page, f"{url}/{path}{suffix}", timeout_s) for _ in range(rounds)]
                 out["pages"][path or "start"] = {"cold_s": round(cold, 3), "warm_s": [round(w, 3) for w in warm],
                                                  "warm_median_s": round(statistics.median(warm), 3)}
                 print(f"{path or 'start':13s} cold {cold:6.2f} s   warm median {statistics.median(warm):5.2f} s",
                       flush=True)
-            first_render(page, f"{url}/toy_lab", timeout_s)
+            first_render(page, f"{url}/toy_lab{suffix}", timeout_s)
             moves = [slider_change(page, key, timeout_s) for key in ("ArrowRight", "ArrowLeft") * rounds]
             out["toy_lab_slider_s"] = [round(m, 3) for m in moves]
             out["toy_lab_slider_median_s"] = round(statistics.median(moves), 3)
@@ -127,7 +132,7 @@ def measure(app_dir: Path, rounds: int, pages: tuple[str, ...], fresh: int = 0, 
             if fresh:
                 time.sleep(PREWARM_WAIT_S)
                 for path in pages:
-                    runs = [fresh_render(pw, chromium, f"{url}/{path}", timeout_s) for _ in range(fresh)]
+                    runs = [fresh_render(pw, chromium, f"{url}/{path}{suffix}", timeout_s) for _ in range(fresh)]
                     out["pages"][path or "start"]["fresh_browser_s"] = [round(r, 3) for r in runs]
                     print(f"{path or 'start':13s} fresh browser: " + ", ".join(f"{r:.2f}" for r in runs) + " s",
                           flush=True)
@@ -144,13 +149,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--pages", nargs="*", default=list(PAGES), help="URL paths ('' is the start page)")
     ap.add_argument("--fresh", type=int, default=0, metavar="N",
                     help="also time each page's first render in N browsers started afresh")
+    ap.add_argument("--query", default="", help="added to every page's address, e.g. charts=interactive")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args(argv)
     # A SIGTERM (``timeout``, a CI job ending) unwinds like Ctrl-C, so ``measure`` stops the server it
     # started; by default the process would end at once and leave the server running, orphaned.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     pages = tuple(p for p in args.pages if p == "" or (args.app_dir / "pages" / f"{p}.py").exists())
-    out = measure(args.app_dir.resolve(), args.rounds, pages, args.fresh)
+    out = measure(args.app_dir.resolve(), args.rounds, pages, args.fresh, query=args.query)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
 

@@ -18,7 +18,7 @@ from tests.apptest import APP, figure, figures_json, no_errors, open_box, open_p
 # ------------------------------------------------------------------------------------------------
 
 def test_start_page_renders_picture_and_links():
-    at = open_page("pages/start.py")
+    at = open_page("pages/start.py", interactive=True)
     no_errors(at)
     assert at.title[0].value.startswith("Speculative decoding")
     assert not at.get("plotly_chart")             # the picture is SVG: no Plotly script for the first page
@@ -56,7 +56,7 @@ def test_lab_binary_toy_preset_matches_the_paper():
 
 
 def test_lab_changing_K_changes_table_and_figures():
-    at = open_page("pages/toy_lab.py")
+    at = open_page("pages/toy_lab.py", interactive=True)
     no_errors(at)
     before = _lab_table(at).set_index("method")["E[τ]"]
     bars = figure(at, "Expected accepted tokens")
@@ -78,7 +78,7 @@ def test_lab_changing_K_changes_table_and_figures():
 
 
 def test_lab_method_selection_and_temperature():
-    at = open_page("pages/toy_lab.py")
+    at = open_page("pages/toy_lab.py", interactive=True)
     at.sidebar.multiselect[0].set_value(["bv", "rbv"]).run()
     no_errors(at)
     assert list(_lab_table(at)["method"]) == ["BV", "RBV"]
@@ -116,7 +116,7 @@ def test_lab_edit_table_and_random_models():
 def test_lab_computes_and_draws_only_the_open_section():
     """Issue 12, item 11: one tab per section, and only the open one is computed and drawn, so a
     slider change redraws one chart, not four; a link names its tab; an unknown one says so."""
-    at = open_page("pages/toy_lab.py")
+    at = open_page("pages/toy_lab.py", interactive=True)
     no_errors(at)
     assert [t.label for t in at.tabs] == ["1. Every method, exactly", "2. Do more drafts help?",
                                           "3. The optimal coupling", "4. Monte Carlo check"]
@@ -129,16 +129,16 @@ def test_lab_computes_and_draws_only_the_open_section():
         assert len(titles()) == 1 and title in titles()[0], titles()
         assert at.query_params["section"] == name
         assert not [d for d in at.dataframe if "E[τ] as a fraction" in d.value.columns]   # section 1 is not drawn
-    linked = open_page("pages/toy_lab.py", query={"section": "coupling"})
+    linked = open_page("pages/toy_lab.py", query={"section": "coupling"}, interactive=True)
     assert "Optimal lossless verifier" in figures_json(linked)[0]["layout"]["title"]["text"]
-    wrong = open_page("pages/toy_lab.py", query={"section": "no-such-tab"})
+    wrong = open_page("pages/toy_lab.py", query={"section": "no-such-tab"}, interactive=True)
     said = [w.value for w in wrong.warning if "section=no-such-tab" in w.value]
     assert len(said) == 1 and "\n" not in said[0]
     assert "Expected accepted tokens" in figures_json(wrong)[0]["layout"]["title"]["text"]
 
 
 def test_lab_large_configuration_warns_before_solving():
-    at = open_page("pages/toy_lab.py", state={"toy_V": 8, "toy_K": 5, "toy_L": 2})
+    at = open_page("pages/toy_lab.py", state={"toy_V": 8, "toy_K": 5, "toy_L": 2}, interactive=True)
     assert not at.exception
     assert any("large configuration" in w.value for w in at.warning)
     assert not at.get("plotly_chart")
@@ -168,7 +168,7 @@ def test_lab_several_drafts_preset_shows_every_method_and_the_lp_at_every_K():
     method at K = 1..4, without a button."""
     from core.rules.registry import REGISTRY
     at = open_page("pages/toy_lab.py", query={"preset": "several-drafts"},
-                   state={"toy_methods": list(REGISTRY)})
+                   state={"toy_methods": list(REGISTRY)}, interactive=True)
     no_errors(at)
     assert not any(b.key in ("lab_go", "lab_lp") for b in at.button)
     assert list(_lab_table(at)["method"]) == [cls.short for cls in REGISTRY.values()]
@@ -211,12 +211,12 @@ def test_labels_symbols_notes_and_export_on_start_and_lab():
     """Issue 12, items 4 and 7: "short — label" from the metadata; a "What am I looking at?" note per
     figure defining its symbols; "lossless", never "valid"; every chart exports a PNG at slide scale."""
     from core.rules.registry import REGISTRY
-    start = open_page("pages/start.py")
+    start = open_page("pages/start.py", interactive=True)
     no_errors(start)
     md = " ".join(m.value for m in start.markdown)
     for cls in REGISTRY.values():
         assert f"**{cls.short}** — {cls.label}" in md
-    lab = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    lab = open_page("pages/toy_lab.py", query={"preset": "binary-toy"}, interactive=True)
     no_errors(lab)
     options = next(m for m in lab.sidebar.multiselect if m.key == "toy_methods").options
     assert options == [f"{cls.short} — {cls.label}" for cls in REGISTRY.values()]
@@ -307,7 +307,7 @@ def _tree_nodes(fig: dict) -> int:
 
 
 def test_step_tree_nodes_follow_K_and_seed():
-    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
     no_errors(at)
     tree = figure(at, "SpecTr-GBV")
     n = _tree_nodes(tree)
@@ -323,7 +323,7 @@ def test_step_tree_nodes_follow_K_and_seed():
 
 
 def test_step_reveal_and_compare_methods():
-    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
     reveal = next(s for s in at.slider if s.label == "Tests revealed")
     n_tests = reveal.value
     assert n_tests >= 1
@@ -348,7 +348,7 @@ def test_step_reveal_and_compare_methods():
 # ------------------------------------------------------------------------------------------------
 
 def test_claims_on_the_gbv_preset():
-    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"}, interactive=True)
     no_errors(at)
     v = at.session_state["claims_verdicts"]
     assert v["Lossless"] == "fails here"
@@ -391,7 +391,8 @@ def test_real_model_pages_render(page):
 
 
 def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
-    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3})
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3},
+                   interactive=True)
     no_errors(at)
     assert any("Generate" in i.value for i in at.info)
     at.button(key="dec_go").click().run()
@@ -465,7 +466,8 @@ def test_live_decoder_drops_results_of_another_pair(tiny_pair):
 
 def test_sweeps_run_and_download(tiny_pair):
     at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1,
-                                             "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]})
+                                             "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]},
+                   interactive=True)
     no_errors(at)
     at.text_input(key="sw_values_K").set_value("1, 2").run()
     at.button(key="sw_go").click().run()

@@ -208,33 +208,53 @@ def test_deep_link_first_goes_through_the_router(server, browser_page):
     (its navigation, not a list of files), and the preset is applied."""
     page = browser_page
     page.goto(f"{server}/claims?preset=gbv-lossless")
-    settle(page, 3)
+    settle(page)
+    expect(drawn_charts(page)).to_have_count(3)
     no_exception(page)
     nav = page.get_by_test_id("stSidebarNav").inner_text()
     assert "Start here" in nav and "toy lab" not in nav
     assert "Is SpecTr-GBV lossless" in page.inner_text("body")
 
 
-#: (path, title, Plotly charts drawn); the start page draws its one picture as SVG, not with Plotly
-PAGES = [("", "Speculative decoding", 0), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 3),
+def drawn_charts(page):
+    """The charts drawn as SVG in the page (``pages.ui.charts``, the default: no Plotly script)."""
+    return page.get_by_test_id("stMarkdownContainer").locator("svg[role='img']")
+
+
+#: Whether this document has fetched Plotly's script (Streamlit's ``PlotlyChart`` chunk).
+LOADED_PLOTLY = "() => performance.getEntriesByType('resource').some(e => e.name.includes('PlotlyChart'))"
+
+#: (path, title, charts); by default every chart of these pages is drawn as SVG, and with
+#: ``?charts=interactive`` as a Plotly chart, except the start page's picture (always SVG)
+PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 3),
          ("claims", "SpecTr-GBV", 3)]
 
 
 @pytest.mark.parametrize("path,title,charts", PAGES)
 def test_page_loads_and_draws(server, browser_page, path, title, charts):
+    """Each page draws its charts as SVG and loads no Plotly script; with the link's
+    ``charts=interactive`` the same charts are Plotly charts."""
     page = browser_page
     page.goto(f"{server}/{path}")
-    settle(page, charts)
+    settle(page)
     no_exception(page)
     expect(heading(page, title)).to_have_count(1)
     assert "Start here" in page.get_by_test_id("stSidebarNav").inner_text()
-    assert page.locator(".js-plotly-plot").count() >= charts
+    expect(drawn_charts(page)).to_have_count(charts)
+    assert page.locator(".js-plotly-plot").count() == 0 and not page.evaluate(LOADED_PLOTLY)
     if not path:    # the draft tree, drawn as SVG, with its marks' hover text
         tree = page.get_by_test_id("stMarkdownContainer").locator("svg[role='img']")
         expect(tree).to_have_count(1)
         assert tree.locator("circle").count() >= 3 and tree.locator("polygon").count() >= 2
         assert "p(token|parent)" in " ".join(tree.locator("title").all_text_contents())
     page.screenshot(path=str(SHOTS / f"{path or 'start'}.png"), full_page=True)
+    page.goto(f"{server}/{path}?charts=interactive")
+    plotly = 0 if not path else charts
+    settle(page, plotly)
+    no_exception(page)
+    assert page.locator(".js-plotly-plot").count() == plotly
+    expect(drawn_charts(page)).to_have_count(charts - plotly)
+    expect(page.get_by_test_id("stSidebar").get_by_role("switch", name="Interactive charts")).to_be_checked()
 
 
 def test_a_chart_downloads_as_svg(server, browser_page):
@@ -255,7 +275,7 @@ def test_a_chart_downloads_as_svg(server, browser_page):
     no_exception(page)
     if figures.export_browser() is None:
         pytest.skip("no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
-    page.goto(f"{server}/toy_lab")
+    page.goto(f"{server}/toy_lab?charts=interactive")
     settle(page, 1)
     with page.expect_download(timeout=120_000) as download:
         page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
@@ -267,7 +287,7 @@ def test_a_chart_downloads_as_svg(server, browser_page):
 
 def test_slider_updates_figure(server, browser_page):
     page = browser_page
-    page.goto(f"{server}/toy_lab")
+    page.goto(f"{server}/toy_lab?charts=interactive")
     settle(page, 1)
     before = figure_data(page, "Expected accepted tokens")
     assert before
@@ -290,9 +310,49 @@ def test_slider_updates_figure(server, browser_page):
     no_exception(page)
 
 
+#: The E[τ] of method ``name`` in the toy laboratory's chart drawn as SVG: its bar's tooltip reads
+#: "name", a newline, then "E[τ] = value" (``figures.expected_tau_bars``' hover text); null when absent.
+SVG_VALUE = """(name) => {
+    for (const t of document.querySelectorAll("[data-testid='stMarkdownContainer'] svg[role='img'] title")) {
+        const lines = t.textContent.split('\\n');
+        if (lines[0] === name && lines[1] && lines[1].startsWith('E[τ] = ')) return parseFloat(lines[1].slice(7));
+    }
+    return null; }"""
+
+
+def test_slider_updates_the_svg_chart_and_the_toggle_makes_it_interactive(server, browser_page):
+    """The default in a browser: a K change redraws the toy laboratory's chart, drawn as SVG, with the
+    new numbers, and the page never fetches Plotly's script; the sidebar's "Interactive charts" then
+    draws the same numbers as a Plotly chart, and the address says so."""
+    page = browser_page
+    page.goto(f"{server}/toy_lab")
+    settle(page)
+    before = page.evaluate(SVG_VALUE, "SpecTr")
+    assert before is not None and 0 < before < 2
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
+    thumb.focus()
+    thumb.press("ArrowRight")               # K: 2 -> 3
+    page.wait_for_function(f"(old) => {{ const v = ({SVG_VALUE})('SpecTr'); return v !== null && v !== old; }}",
+                           arg=before, timeout=60_000)
+    settle(page)
+    after = page.evaluate(SVG_VALUE, "SpecTr")
+    assert after > before                   # a third draft helps SpecTr
+    assert "K=3" in page.url and "charts=" not in page.url
+    assert page.locator(".js-plotly-plot").count() == 0 and not page.evaluate(LOADED_PLOTLY)
+    no_exception(page)
+
+    rerun(page, lambda: page.get_by_test_id("stSidebar").get_by_text("Interactive charts").click())
+    settle(page, 1)
+    expect(drawn_charts(page)).to_have_count(0)
+    bars = figure_data(page, "Expected accepted tokens")
+    assert abs(next(d["y"][0] for d in bars if d["name"] == "SpecTr") - after) < 5e-7   # the tooltip's 6 places
+    assert "charts=interactive" in page.url and "K=3" in page.url
+    no_exception(page)
+
+
 def test_start_link_opens_preset(server, browser_page):
     page = browser_page
-    page.goto(server)
+    page.goto(f"{server}/?charts=interactive")
     settle(page)                            # the start page draws its picture as SVG: no Plotly chart
     page.get_by_role("link", name="The binary toy of the block-verification paper").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1, timeout=120)
@@ -310,7 +370,7 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
     page = browser_page
     sidebar = page.get_by_test_id("stSidebar")
     loaded = sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target")
-    page.goto(f"{server}/live_decoder")
+    page.goto(f"{server}/live_decoder?charts=interactive")
     settle(page, timeout=SLOW)              # the bundled pair (if trained) loads first: seconds on a CPU
     no_exception(page)
 
@@ -380,7 +440,7 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
 def test_edit_table_updates_results(server, browser_page):
     """Edit one probability in the sidebar table: the exact E[τ] figure follows."""
     page = browser_page
-    page.goto(f"{server}/toy_lab")
+    page.goto(f"{server}/toy_lab?charts=interactive")
     settle(page, 1)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("Edit p and q (table)").click()
@@ -436,7 +496,7 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     n = len(steps) + len(tests)                      # 7: the page reveals steps and tests alike
 
     page = browser_page
-    page.goto(f"{server}/one_step?preset=binary-toy")
+    page.goto(f"{server}/one_step?preset=binary-toy&charts=interactive")
     settle(page, 2)
     no_exception(page)
     main = page.get_by_test_id("stMain")
@@ -507,7 +567,7 @@ def test_leaderboard_runs_a_tiny_sweep_and_opens_the_worst_instance(server, brow
     from pages.ui import figures
 
     page = browser_page
-    page.goto(f"{server}/leaderboard")
+    page.goto(f"{server}/leaderboard?charts=interactive")
     settle(page)
     no_exception(page)
     main = page.get_by_test_id("stMain")
@@ -589,7 +649,8 @@ def test_live_decoder_time_against_the_library(server, browser_page):
     sidebar = page.get_by_test_id("stSidebar")
     rounds = []
     for _ in range(ROUNDS):
-        page.goto(f"{server}/live_decoder")          # a fresh session: no "How it went" from the last round
+        # a fresh session: no "How it went" from the last round
+        page.goto(f"{server}/live_decoder?charts=interactive")
         outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target"))
         expect(page.get_by_label("Prompt")).to_have_value(prompt)   # retried: a rerun may be redrawing it
         expect(page.get_by_role("spinbutton", name="Seed")).to_have_value("0")

@@ -54,7 +54,7 @@ def test_the_start_picture_downloads_as_its_own_svg_and_as_png():
 
 @pytest.mark.parametrize("page", ["pages/toy_lab.py", "pages/one_step.py"])
 def test_each_chart_has_its_svg_button_and_a_slide_sized_png(page):
-    at = open_page(page)
+    at = open_page(page, interactive=True)
     charts = at.get("plotly_chart")
     assert charts
     buttons = {b.proto.id: b for b in at.get("download_button")}
