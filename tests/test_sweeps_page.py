@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage  # noqa: E402
-from tests.apptest import figure, no_errors, open_page, pair_state  # noqa: E402
+from tests.apptest import drawings, figure, no_errors, open_page, pair_state  # noqa: E402
 
 PROMPTS = ["def main():\n", "import os\n"]
 
@@ -33,10 +33,12 @@ def downloads(monkeypatch) -> dict[str, str]:
     return files
 
 
-def run_sweep(tiny_pair, values: str, prompts: list[str], seeds: int, baseline: bool, methods=("bv",)):
+def run_sweep(tiny_pair, values: str, prompts: list[str], seeds: int, baseline: bool, methods=("bv",),
+              interactive: bool = True):
     at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": seeds,
                                              "sw_T": 1.0, "sw_methods": list(methods), "sw_baseline": baseline,
-                                             "sw_prompts": "\n".join(p.replace("\n", "\\n") for p in prompts)})
+                                             "sw_prompts": "\n".join(p.replace("\n", "\\n") for p in prompts)},
+                   interactive=interactive)
     at.text_input(key="sw_values_K").set_value(values).run()
     at.button(key="sw_go").click().run()
     no_errors(at)
@@ -70,6 +72,16 @@ def test_one_run_per_point_shows_no_interval_and_says_so(tiny_pair):
     text = captions(at)
     assert "Each point averages 1 run" in text and "no confidence interval" in text
     assert "A dash marks a value that does not exist" in text
+
+
+def test_by_default_a_sweep_without_bands_is_drawn_in_the_page(tiny_pair):
+    """One run per point: no bands, so the two charts are SVG drawings with the runs in their tooltips."""
+    at = run_sweep(tiny_pair, "1, 2", PROMPTS[:1], seeds=1, baseline=True, interactive=False)
+    assert not at.get("plotly_chart")
+    svgs = drawings(at)
+    assert [any(title in s for s in svgs) for title in ("Block efficiency against", "Speedup over the target")] \
+        == [True, True]
+    assert all(s.count("runs: 1") >= 2 for s in svgs)
 
 
 def test_interval_is_t_based_with_readable_downloads(tiny_pair, downloads):
