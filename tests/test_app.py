@@ -426,6 +426,18 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     assert all(0 < x <= 1 for x in root.iloc[:2]) and pd.isna(root.iloc[-1])   # no draft, no root
 
 
+def test_live_decoder_by_default_draws_what_it_can_in_the_page(tiny_pair):
+    """The default chart mode after a generation: the acceptance bars and the draft tree are drawn in
+    the page, the time split (horizontal stacked bars, which the drawing refuses) is a Plotly chart."""
+    from tests.apptest import drawings
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 12, "dec_K": 2, "dec_L": 3})
+    at.button(key="dec_go").click().run()
+    no_errors(open_box(at, "dec_tree_open"))
+    svgs = drawings(at)
+    assert [sum("Acceptance per draft position" in s for s in svgs), sum("Iteration 1:" in s for s in svgs)] == [1, 1]
+    assert ["Where the time goes" in c.proto.spec for c in at.get("plotly_chart")] == [True]
+
+
 def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
     """Each live redraw of the chart is a new element: identical figures must not collide
     (StreamlitDuplicateElementId)."""
