@@ -36,8 +36,7 @@ from typing import Callable, Iterable, Iterator
 
 import streamlit as st
 
-__all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "DECODER_FREE", "QUIET_S", "ACTIVITY", "Activity", "Prewarm", "want",
-           "start"]
+__all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "QUIET_S", "ACTIVITY", "Activity", "Prewarm", "want", "start"]
 
 #: What the toy, claims and leaderboard pages import on their first run beyond the start page's
 #: (``tests/test_prewarm.py`` checks that it is enough).
@@ -50,12 +49,12 @@ APP_IMPORTS = (
 
 #: What the real-model pages import: torch and transformers' model and tokenizer machinery, about
 #: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading"), in steps of at most about 1.7 s
-#: (torch's own 2.5 s excepted; 7.3 s in all, idle, one after the other).  The steps after
-#: ``DECODER_FREE`` import from transformers and are imported under the load lock (``_load_lock``).
-DECODER_IMPORTS = ("torch", "sympy", "torch._dynamo", "torch.distributed.tensor", "pages.ui.pair_picker",
-                   "transformers", "transformers.activations", "transformers.models.auto.modeling_auto",
-                   "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
-DECODER_FREE = 5
+#: (torch's own 2.5 s excepted; 7.3 s in all, idle, one after the other).  The transformers steps
+#: are imported under the model loads' lock (``_load_lock``).
+TORCH_IMPORTS = ("torch", "sympy", "torch._dynamo", "torch.distributed.tensor", "pages.ui.pair_picker")
+TRANSFORMERS_IMPORTS = ("transformers", "transformers.activations", "transformers.models.auto.modeling_auto",
+                        "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
+DECODER_IMPORTS = TORCH_IMPORTS + TRANSFORMERS_IMPORTS
 
 #: Seconds of no script running before the thread imports its next module.  Within about a second of
 #: a script's last message the browser has fetched that page's scripts from this server (Plotly's is
@@ -93,11 +92,6 @@ class Activity:
             with self._lock:
                 self._running -= 1
                 self._last_end = time.monotonic()
-
-    def idle_s(self) -> float:
-        """Seconds since the last script run ended; 0 while one runs."""
-        with self._lock:
-            return 0.0 if self._running else time.monotonic() - self._last_end
 
     def when_idle(self, work: Callable[[], bool], quiet_s: float, wanted: threading.Event) -> None:
         """Call ``work()`` once no script runs and none has for ``quiet_s`` seconds (none running is
@@ -173,25 +167,16 @@ def _import_holding(lock, name: str) -> bool:
         lock.release()
 
 
-class _Free:
-    """A lock that is always free (no torch: no model loads to keep apart from)."""
-
-    def acquire(self, blocking: bool = True) -> bool:
-        return True
-
-    def release(self) -> None:
-        pass
-
-
 def _load_lock():
     """The real-model pages' load lock: transformers resolves its names lazily, and two threads doing
     so at once can fail ("Cannot import name 'AutoModelForCausalLM' from 'transformers'"), so a model
     load and this thread never import from transformers at the same time."""
     picker = sys.modules.get("pages.ui.pair_picker")
-    return picker.LOADS.lock if picker is not None else _Free()
+    # no torch, no picker: no model loads to keep apart from, so a lock nobody else holds
+    return picker.LOADS.lock if picker is not None else threading.Lock()
 
 
 @st.cache_resource(show_spinner=False)
 def start() -> threading.Thread:
     """The server's prewarm thread (``APP_IMPORTS``, then ``DECODER_IMPORTS``), started once per process."""
-    return Prewarm(APP_IMPORTS + DECODER_IMPORTS[:DECODER_FREE], DECODER_IMPORTS[DECODER_FREE:], _load_lock).start()
+    return Prewarm(APP_IMPORTS + TORCH_IMPORTS, TRANSFORMERS_IMPORTS, _load_lock).start()
