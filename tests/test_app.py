@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from tests.apptest import APP, figure, figures_json, no_errors, open_box, open_page, pair_state, section, slider  # noqa: E402
+from tests.apptest import (APP, drawings, figure, figures_json, no_errors, open_box, open_page,  # noqa: E402
+                           pair_state, section, slider)
 
 # ------------------------------------------------------------------------------------------------
 # Start
@@ -22,7 +23,7 @@ def test_start_page_renders_picture_and_links():
     no_errors(at)
     assert at.title[0].value.startswith("Speculative decoding")
     assert not at.get("plotly_chart")             # the picture is SVG: no Plotly script for the first page
-    svg = next(m.value for m in at.markdown if m.value.startswith("<svg"))
+    [svg] = drawings(at)
     assert "One iteration: K = " in svg
     assert "accepted sub-block" in svg and "extra token (correction or bonus)" in svg   # the legend
     links = [el for el in at.get("page_link")]
@@ -223,7 +224,7 @@ def test_labels_symbols_notes_and_export_on_start_and_lab():
     for at, symbols in ((start, ["τ", "E[τ]", "block efficiency", "extra token", "residual"]),
                         (lab, ["E_CIC", "LP optimum", "acausal bound", "greedy relaxation", "lossless"])):
         charts = at.get("plotly_chart")
-        pictures = [m.value for m in at.markdown if m.value.startswith("<svg")]   # charts.picture
+        pictures = drawings(at)                                           # charts.picture
         notes = [e for e in at.expander if e.label == "What am I looking at?"]
         assert len(notes) == len(charts) + len(pictures) >= 1
         assert not any("valid" in p for p in pictures)
@@ -429,7 +430,6 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
 def test_live_decoder_by_default_draws_what_it_can_in_the_page(tiny_pair):
     """The default chart mode after a generation: the acceptance bars and the draft tree are drawn in
     the page, the time split (horizontal stacked bars, which the drawing refuses) is a Plotly chart."""
-    from tests.apptest import drawings
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 12, "dec_K": 2, "dec_L": 3})
     at.button(key="dec_go").click().run()
     no_errors(open_box(at, "dec_tree_open"))

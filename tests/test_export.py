@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pages.ui import figures
-from tests.apptest import open_page
+from tests.apptest import drawings, open_page
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "pages").glob("*.py"))
@@ -48,7 +48,7 @@ def test_the_start_picture_downloads_as_its_own_svg_and_as_png():
     assert {"SVG", "PNG"} <= set(buttons)
     assert buttons["PNG"].disabled == (figures.export_browser() is None)
     assert not buttons["SVG"].disabled                                # no browser needed: it is the drawing
-    drawn = next(m.value for m in at.markdown if m.value.startswith("<svg"))
+    [drawn] = drawings(at)
     assert 'width="100%"' in drawn and "One iteration: K = " in drawn
 
 

@@ -671,10 +671,8 @@ def _bars(trace, slot: _Slot, color: str, sx: _Scale, sy: _Scale) -> list[str]:
 def _bar_text(body: str, cx: float, y_end: float, below: bool, bar_width: float, trace) -> str:
     """A bar's text outside it: centred on the bar, 6 px past its end, shrunk to the bar's width where
     wider (Plotly's ``constraintext``)."""
-    font = trace.textfont
-    size = float(font.size or 12) if font else 12.0
+    size, color = _font(trace)
     size = min(size, size * bar_width / max(_text_width(body, size), 1.0))
-    color = (font.color if font and font.color else None) or TEXT_COLOR
     if below:
         return _text(cx, y_end + 6 + size * 0.8, body, round(size, 1), color, baseline="auto")
     return _text(cx, y_end - 6, body, round(size, 1), color, baseline="auto")
@@ -777,10 +775,15 @@ def _marker(cx: float, cy: float, symbol: str, size: float, fill: str, edge: str
     return f'<polygon points="{pts}" {paint}/>'
 
 
-def _label(cx: float, cy: float, body: str, trace, on_marker: bool) -> str:
+def _font(trace) -> tuple[float, str]:
+    """The size and colour of a trace's text: its ``textfont``'s, else 12 px in TEXT_COLOR."""
     font = trace.textfont
     size = float(font.size or 12) if font else 12.0
-    color = (font.color if font and font.color else None) or TEXT_COLOR
+    return size, (font.color if font and font.color else None) or TEXT_COLOR
+
+
+def _label(cx: float, cy: float, body: str, trace, on_marker: bool) -> str:
+    size, color = _font(trace)
     where = (trace.textposition or "middle center").split()[0]
     gap = float(trace.marker.size or 6) / 2 + 2 if on_marker else 6
     if where == "top":
