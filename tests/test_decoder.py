@@ -261,8 +261,8 @@ def test_best_of_k_lean_trace_has_h_where_coins_were_tossed():
 def test_fast_ranking_is_the_stable_ranking_bit_for_bit():
     """Best-of-K and OTV rank by q/p with a default sort and fix the ties afterwards, skip the
     tokens the draft gives p = 0, and take best-of-K's p* on p > 0 only (decoder speed on SmolLM2's
-    49152 ids, 40960 of them with p = 0); the ranking must be a stable sort's and p* the full
-    computation's, to the bit."""
+    49152 ids, 40960 of them with p = 0); the ranking must be a stable sort's, to the bit, and p* the
+    full computation's, to rounding."""
     from core.rules.best_of_k import (SelectedPathLaw, _ratios, mass_above, rank_order,
                                       selected_mass)
     rng = np.random.default_rng(0)
@@ -285,7 +285,9 @@ def test_fast_ranking_is_the_stable_ranking_bit_for_bit():
             # the full formula on every token: p* = (F_c^K − max(F_c − p(u)·p, 0)^K) / P*(u)
             F_child = law.F[i] - law.p_u[i] * mass_above(p, q)
             full = selected_mass(F_child, law.p_u[i] * p, K) / selected_mass(law.F[i], law.p_u[i], K)
-            assert np.array_equal(law[i], full), (trial, i)
+            # the same formula on fewer tokens; bit-equality held on AVX2 machines, but AVX-512's
+            # vectorised pow rounds some powers differently (seen: 1e-19 absolute, in cancellations)
+            np.testing.assert_allclose(law[i], full, rtol=1e-12, atol=1e-16, err_msg=str((trial, i)))
             assert (law[i] >= 0).all() and abs(law[i].sum() - 1) < 1e-9
 
 
