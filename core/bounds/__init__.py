@@ -4,7 +4,9 @@
 - ``core.bounds.closed_form``: the single-token optimum (sorted min-cut), claimed E_CIC, the greedy
   relaxation;
 - ``core.bounds.lp``: the optimal lossless-verifier LP, the acausal coupling bound, the single-token
-  LP, solved by scipy/HiGHS.
+  LP, solved by scipy/HiGHS;
+- ``core.bounds.sequoia``: Sequoia's dynamic programme, the best tree of a node budget under
+  positional acceptance (numpy; import it from its module).
 
 The names of all three are importable from here.  The LP names are resolved on first use (PEP 562
 ``__getattr__``), so ``core.bounds`` and its closed forms never import scipy (about 2.5 s) unless an
