@@ -1,5 +1,6 @@
-"""The traversal family (docs/maths.md): traversal verification, ordered traversal (OTV) and the
-top-down optimal single-token coupling (TD-optimal), checked exactly on toy models."""
+"""The traversal family (docs/maths.md): traversal verification, ordered traversal (OTV) and, in the
+checks they share, the best top-down rule (TD-optimal; its own tests: tests/test_td_optimal.py),
+checked exactly on toy models."""
 import itertools
 import json
 import subprocess
