@@ -250,7 +250,8 @@ def test_closed_form_is_the_min_cut_in_both_forms(K):
 
 def test_a_markov_instance_where_the_choice_matters_and_td_optimal_takes_the_top():
     """V = 2, K = 3, L = 2 (Markov, seed 89, α = 0.3, mix 0.5): the acceptance-optimal plans span
-    E[τ] from 1.6575 to 1.8263, and the previous plan sits inside; td_optimal gives the top."""
+    E[τ] from 1.6575 to 1.8263; the previous plan gave the bottom (1.6575), td_optimal gives the
+    top (the LP optimum is 1.9259)."""
     draft, target = tm.random_pair("markov", 2, alpha=0.3, mix=0.5, seed=89)
     r = exact(draft, target, 3, 2)
     lo, hi = r.summary()["acceptance_optimal_range"]
