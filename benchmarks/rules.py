@@ -9,6 +9,11 @@ that is lossless by theory, less ``lp_optimal``, whose value is the denominator)
 minimum over instances of E[τ]/LP (and its mean over near and far instances apart), the mean of E[τ]/L with p = q on the same targets (LP = L
 there), and how often it is the best rule on an instance (ties within 1e-9 count for every tied
 rule).  Exact laws (``core.analysis.exact``), not samples.  Figures, not assertions.
+
+``td_optimal`` also reports the range [min, max] of E[τ] over the top-down rules whose node plans
+are all acceptance-optimal (``core.bounds.top_down``); the benchmark counts the instances where the
+range is wide and where td_optimal's value is above its max (the best top-down rule then gives up
+acceptance somewhere).
 """
 from __future__ import annotations
 
@@ -48,19 +53,48 @@ def instances(n: int, seed: int) -> list[dict]:
     return out
 
 
-def expected_tau(name: str, draft, target, K: int, L: int) -> float:
+def exact(name: str, draft, target, K: int, L: int):
     verifier = make_verifier(name, draft=draft, target=target, K=K, L=L)
-    return exact_analysis(verifier, draft, target, K, L).expected_accepted
+    return exact_analysis(verifier, draft, target, K, L)
 
 
 def measure(inst: dict, rules: list[str]) -> dict:
-    """E[τ] of every rule and the LP on one instance, and E[τ] with the draft set to the target."""
+    """E[τ] of every rule and the LP on one instance, and E[τ] with the draft set to the target;
+    the fields a rule adds to its exact summary (td_optimal's range) under "extras"."""
     draft, target = tm.random_pair(inst["kind"], inst["V"], alpha=inst["alpha"], mix=inst["mix"],
                                    seed=inst["seed"], depth=inst["L"])
     K, L = inst["K"], inst["L"]
+    results = {name: exact(name, draft, target, K, L) for name in rules}
     return {**inst, "lp": optimal_lp(draft, target, K, L).value,
-            "tau": {name: expected_tau(name, draft, target, K, L) for name in rules},
-            "tau_p_eq_q": {name: expected_tau(name, target, target, K, L) for name in rules}}
+            "tau": {name: r.expected_accepted for name, r in results.items()},
+            "extras": {name: r.extras for name, r in results.items() if r.extras},
+            "tau_p_eq_q": {name: exact(name, target, target, K, L).expected_accepted for name in rules}}
+
+
+def td_range_summary(rows: list[dict]) -> dict:
+    """td_optimal against its range [min, max] over acceptance-optimal node plans: how often the
+    range is wide, how wide, and how often td_optimal is at its max or above it."""
+    rows = [r for r in rows if "td_optimal" in r["extras"]]
+    lo, hi = np.array([r["extras"]["td_optimal"]["acceptance_optimal_range"] for r in rows]).T
+    td = np.array([r["tau"]["td_optimal"] for r in rows])
+    lp = np.array([r["lp"] for r in rows])
+    width = hi - lo
+    widest = int(np.argmax(width))
+    return {"instances": len(rows), "wide": int((width > TIE).sum()),
+            "mean_width": float(width.mean()), "mean_width_over_lp": float((width / lp).mean()),
+            "max_width": float(width[widest]),
+            "widest": {k: rows[widest][k] for k in ("kind", "V", "K", "L", "alpha", "mix", "seed")},
+            "at_max": int((np.abs(td - hi) <= TIE).sum()), "above_max": int((td > hi + TIE).sum()),
+            "below_max": int((td < hi - TIE).sum()), "max_gap_above": float((td - hi).max())}
+
+
+def td_range_text(r: dict) -> str:
+    w = r["widest"]
+    return (f"td_optimal's range over acceptance-optimal plans: wide (> {TIE:g}) on {r['wide']} of "
+            f"{r['instances']} instances, mean width {r['mean_width']:.4f} ({r['mean_width_over_lp']:.2%} "
+            f"of the LP), widest {r['max_width']:.4f} ({w['kind']}, V={w['V']}, K={w['K']}, L={w['L']}, "
+            f"seed {w['seed']}); td_optimal at the max on {r['at_max']}, above it on "
+            f"{r['above_max']}, below it on {r['below_max']} (largest excess {r['max_gap_above']:.2e})")
 
 
 def summarize(rows: list[dict], rules: list[str]) -> dict[str, dict]:
@@ -97,13 +131,16 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     rows = [measure(inst, rules) for inst in instances(args.n, args.seed)]
     summary = summarize(rows, rules)
+    td = td_range_summary(rows) if "td_optimal" in rules else None
     seconds = time.perf_counter() - start
     print(table(summary, len(rows)))
+    if td is not None:
+        print("\n" + td_range_text(td))
     print(f"\n{len(rows)} instances in {seconds:.0f} s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"n": len(rows), "seed": args.seed, "seconds": seconds, "rules": rules,
-                       "summary": summary, "instances": rows}, f, indent=1)
+                       "summary": summary, "td_optimal_range": td, "instances": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
@@ -58,6 +58,8 @@ class ExactResult:
     #: P(y drawn from q(·|s) because the rule's residual had no positive mass): our choice, not the
     #: rule's (``Verifier.fallback_mass``); 0 for the lossless rules.
     fallback_mass: float = 0.0
+    #: Fields only this rule reports (``Verifier.summary_extras``), merged into ``summary``.
+    extras: dict = field(default_factory=dict)
 
     @property
     def expected_accepted(self) -> float:
@@ -95,6 +97,7 @@ class ExactResult:
             "outcomes_enumerated": self.outcomes,
             # Only where a rule reached the fallback, so that every other row stays as it was.
             **({"residual_fallback_mass": self.fallback_mass} if self.fallback_mass > 0 else {}),
+            **self.extras,
         }
 
 
@@ -231,7 +234,8 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
             tau_pmf[len(u) - 1] += prob
         completed, q = completed_law(output, target, L)
         return ExactResult(verifier.name, K, L, target.V, tau_pmf, output, completed, q, states,
-                           verifier.fallback_mass(draft, target, K, L))
+                           verifier.fallback_mass(draft, target, K, L),
+                           verifier.summary_extras(draft, target, K, L))
     count = outcome_count(draft.V, K, L, verifier)
     tau_pmf = np.zeros(L + 1)
     output: dict[Node, float] = defaultdict(float)
@@ -246,4 +250,5 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
             progress(n / count)
     completed, q = completed_law(output, target, L)
     return ExactResult(verifier.name, K, L, target.V, tau_pmf, dict(output), completed, q, n,
-                       verifier.fallback_mass(draft, target, K, L))
+                       verifier.fallback_mass(draft, target, K, L),
+                       verifier.summary_extras(draft, target, K, L))

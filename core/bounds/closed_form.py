@@ -5,7 +5,11 @@ draft multisets → tokens, α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K].  For a fix
 smallest q(A) (fractionally) is the fractional knapsack taken in order of increasing q/p, a convex
 piecewise-linear g(P); g(P) − P^K is concave on each piece, so its minimum is at a breakpoint,
 i.e. a prefix of the q/p-sorted order.  The fractional minimum is thus attained by a set, and the
-V+1 prefixes suffice.
+V+1 prefixes suffice.  Written with the complement B = Ω − A (q(A) = 1 − q(B), p(A) = 1 − p(B)),
+the same cut reads α* = 1 − max_B [q(B) − (1 − (1 − p(B))^K)]: the target mass of B minus the
+chance that some draft lands in B, maximised over the prefixes B of the tokens sorted by q/p
+*decreasing*.  With P_j, Q_j the p- and q-mass of the first j tokens in that order,
+α* = 1 − max_(j=0..V) [Q_j − (1 − (1 − P_j)^K)], which is how it is computed.
 
 **Claimed value** (``claimed_cic``): E_CIC = Σ_(t=1..L) Σ_(s∈Ω^t) q(s)·[1 − (1 − m(s))^K],
 m(s) = min(p(s)/q(s), 1) (m = 1 where q(s) = 0).
@@ -61,15 +65,17 @@ def token_vectors(p_vec, q_vec, K: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def single_token_optimum(p_vec, q_vec, K: int) -> float:
-    """α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K], over the V+1 prefixes of the tokens sorted by q/p
-    ascending (p = 0 counts as ratio +inf, placed last; ties keep token order)."""
+    """α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K] = 1 − max_(j=0..V) [Q_j − (1 − (1 − P_j)^K)], with
+    P_j, Q_j the p- and q-mass of the first j tokens sorted by q/p decreasing (p = 0 counts as
+    ratio +inf, placed first; ties keep token order): the best acceptance of one token with K
+    i.i.d. drafts (module docstring)."""
     p, q = token_vectors(p_vec, q_vec, K)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = np.where(p > 0, q / np.where(p > 0, p, 1.0), np.inf)
-    order = np.argsort(ratio, kind="stable")
-    qa = np.concatenate([[0.0], np.cumsum(q[order])])
-    pa = np.concatenate([[0.0], np.cumsum(p[order])])
-    return float(np.min(qa + 1.0 - np.minimum(pa, 1.0) ** K))
+    order = np.argsort(-ratio, kind="stable")
+    Q = np.concatenate([[0.0], np.cumsum(q[order])])
+    P = np.concatenate([[0.0], np.cumsum(p[order])])
+    return float(1.0 - np.max(Q - one_minus_pow(P, K)))
 
 
 def single_token_bound(draft: ToyModel, target: ToyModel, K: int) -> float:

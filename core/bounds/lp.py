@@ -96,13 +96,13 @@ def _check(res, what: str) -> None:
         raise LPFailed(f"the {what} LP did not solve: {res.message}")
 
 
-def _solve(c, A_eq, b_eq, bounds):
+def _solve(c, A_eq, b_eq, bounds, A_ub=None, b_ub=None):
     """linprog(method="highs") with tight tolerances.  HiGHS's presolve can call a feasible but
     nearly tight model infeasible (capacities of ~1e-12); such a result is retried without it."""
-    res = linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs", options=_HIGHS_OPTIONS)
+    rows = dict(A_eq=A_eq, b_eq=b_eq, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
+    res = linprog(c, **rows, options=_HIGHS_OPTIONS)
     if res.status == 2:
-        res = linprog(c, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs",
-                      options=dict(_HIGHS_OPTIONS, presolve=False))
+        res = linprog(c, **rows, options=dict(_HIGHS_OPTIONS, presolve=False))
     return res
 
 
@@ -590,20 +590,26 @@ def _acausal_transport(draft, target, V, K, L, limit, work_limit) -> float:
 class SingleTokenPlan(NamedTuple):
     """The L = 1 LP's solution: f(m, y) = P(K draft tokens form multiset m and y ∈ m is accepted)."""
 
-    value: float               # Σ f = α*
+    value: float               # the objective: Σ f = α* unless weighted (``single_token_plan``)
     multisets: np.ndarray      # (M, K) sorted rows of token ids
     probabilities: np.ndarray  # P(m), shape (M,)
     flow: np.ndarray           # f(m, y), shape (M, V); zero unless y ∈ m
 
 
-def single_token_plan(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
+def single_token_plan(p_vec, q_vec, K: int, *, continuation=None, acceptance: float | None = None,
+                      minimize: bool = False, limit: int = SIZE_LIMIT,
                       work_limit: int = WORK_LIMIT) -> SingleTokenPlan:
     """The L = 1 optimum as a flow LP over multisets m of K draft tokens, with its plan:
     max Σ f(m, y) over y ∈ m, Σ_y f(m, y) ≤ P(m), Σ_m f(m, y) ≤ q(y), f ≥ 0.
 
     Equal to the L = 1 verifier LP: a verifier accepting y ∈ m with probability f(m, y)/P(m) and
     otherwise drawing y from ∝ q(y) − Σ_m f(m, y) is lossless, and every lossless verifier has
-    P(accept y) = W(y) ≤ q(y)."""
+    P(accept y) = W(y) ≤ q(y).
+
+    The node LP of ``core.bounds.top_down`` is the same flow with a weighted objective: with
+    ``continuation`` U, shape (V, K), each accepted unit of f(m, y) earns 1 + U[y, c_m(y) − 1]
+    (c_m(y) = y's multiplicity in m); ``acceptance`` adds the row Σ f = acceptance, and
+    ``minimize`` minimises instead.  ``value`` is then the weighted objective."""
     p, q = token_vectors(p_vec, q_vec, K)
     V = p.size
     check_size(V, K, 1, limit, "optimal", work_limit=work_limit)
@@ -614,15 +620,20 @@ def single_token_plan(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,
     r, k = np.nonzero(new)                                   # columns f(m = r, y = ms[r, k])
     y = ms[r, k]
     n = r.size
+    gain = np.ones(n)
+    if continuation is not None:
+        mult = (ms[r] == y[:, None]).sum(axis=1)
+        gain += np.asarray(continuation, dtype=np.float64)[y, mult - 1]
     A = sp.csr_matrix((np.ones(2 * n), (np.concatenate([r, ms.shape[0] + y]),
                                         np.concatenate([np.arange(n), np.arange(n)]))),
                       shape=(ms.shape[0] + V, n))
-    res = linprog(-np.ones(n), A_ub=A, b_ub=np.concatenate([pm, q]), bounds=(0, None),
-                  method="highs", options=_HIGHS_OPTIONS)
+    A_eq, b_eq = ((None, None) if acceptance is None else
+                  (sp.csr_matrix(np.ones((1, n))), np.array([float(acceptance)])))
+    res = _solve(gain if minimize else -gain, A_eq, b_eq, (0, None), A_ub=A, b_ub=np.concatenate([pm, q]))
     _check(res, "single-token")
     flow = np.zeros((ms.shape[0], V))
     flow[r, y] = res.x
-    return SingleTokenPlan(float(-res.fun), ms, pm, flow)
+    return SingleTokenPlan(float(res.fun if minimize else -res.fun), ms, pm, flow)
 
 
 def single_token_lp(p_vec, q_vec, K: int, *, limit: int = SIZE_LIMIT,

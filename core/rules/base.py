@@ -88,5 +88,11 @@ class Verifier:
         """
         return 0.0
 
+    def summary_extras(self, draft, target, K: int, L: int) -> dict:
+        """Fields that only this rule adds to an exact analysis's summary (``ExactResult.summary``),
+        e.g. ``td_optimal``'s range over acceptance-optimal plans; {} for every other rule, whose
+        summary then stays as it was."""
+        return {}
+
     def __repr__(self) -> str:
         return f"<verifier {self.name}>"

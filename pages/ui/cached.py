@@ -16,7 +16,7 @@ from core import bounds
 from core.analysis.exact import MAX_SECONDS, estimated_seconds, exact_analysis
 from core.analysis.montecarlo import monte_carlo as run_monte_carlo
 from core.analysis.sampling import draw_block
-from core.rules.registry import REGISTRY, get_verifier
+from core.rules.registry import REGISTRY, get_verifier, make_verifier
 from pages.ui.text import duration, label
 from toy_models import from_json
 
@@ -46,15 +46,16 @@ def models(spec: str):
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _lp_verifier(spec: str, K: int, L: int):
-    """The LP-optimal verifier solves an LP when built: build it once per configuration."""
+def _model_verifier(spec: str, method: str, K: int, L: int):
+    """A rule built from the models themselves (``needs_models``: the LP-optimal verifier solves an
+    LP when built, td_optimal its node LPs when first used): build it once per configuration."""
     draft, target = models(spec)
-    return get_verifier("lp_optimal", draft=draft, target=target, K=K, L=L)
+    return make_verifier(method, draft=draft, target=target, K=K, L=L)
 
 
 def _verifier(spec: str, method: str, K: int, L: int):
-    if method == "lp_optimal":
-        return _lp_verifier(spec, K, L)
+    if REGISTRY[method].needs_models:
+        return _model_verifier(spec, method, K, L)
     return get_verifier(method)
 
 
