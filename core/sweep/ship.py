@@ -70,14 +70,15 @@ def source_archive(packages=PACKAGES) -> bytes:
     """The ``.py`` files of ``packages`` (as imported in this process) as a zip archive whose bytes
     depend on their paths and contents only; folders without ``__init__.py`` are left out."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(buffer, "w") as archive:
         for package in packages:
             root = Path(importlib.import_module(package).__file__).parent
             for path in sorted(root.rglob("*.py")):
                 relative = path.relative_to(root.parent)
                 if all((root.parent / Path(*relative.parts[:i]) / "__init__.py").exists()
                        for i in range(1, len(relative.parts))):
-                    archive.writestr(zipfile.ZipInfo(relative.as_posix(), _EPOCH), path.read_bytes())
+                    archive.writestr(zipfile.ZipInfo(relative.as_posix(), _EPOCH), path.read_bytes(),
+                                     compress_type=zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 
