@@ -33,6 +33,8 @@ TASKS_PER_WORKER = 8
 MAX_BATCH = 50
 RETRIES = 3
 CONNECT_TIMEOUT = "3s"
+#: Names a scheduler when none is given (Dask's own convention: ``Client()`` reads it too).
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 #: How long a sweep waits for the first worker of a cluster that has none (seconds).
 WORKER_TIMEOUT = 10
 

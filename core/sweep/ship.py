@@ -100,7 +100,7 @@ def versions(packages=SHARED_PACKAGES) -> dict[str, str | None]:
     return {p: found.get(p) for p in packages}
 
 
-def mismatch(here: dict, there: dict, where: str) -> str | None:
+def mismatch(here: dict, there: dict, where: str, here_name: str = "here") -> str | None:
     """The first package of ``here`` whose version differs in ``there``, as one clause ("numpy 2.4.6
     here, 2.3.0 on worker tcp://…"), or None.  Python counts by its minor version."""
     for package, mine in here.items():
@@ -108,7 +108,7 @@ def mismatch(here: dict, there: dict, where: str) -> str | None:
         if package == "python":
             mine, theirs = (".".join(v.split(".")[:2]) if v else v for v in (mine, theirs))
         if mine != theirs:
-            return f"{package} {mine or 'missing'} here, {theirs or 'missing'} on {where}"
+            return f"{package} {mine or 'missing'} {here_name}, {theirs or 'missing'} on {where}"
     return None
 
 
@@ -177,7 +177,7 @@ class Shipped:
     def __call__(self, args: bytes) -> bytes:
         """``pack(fn(*unpack(args)))``, ``fn`` imported from the archive on the first call."""
         if self._fn is None:
-            problem = mismatch(self.expected, versions(), "this worker")
+            problem = mismatch(self.expected, versions(), "this worker", "in the client")
             if problem:
                 raise RuntimeError(f"this Dask worker's environment differs from the client's ({problem}); "
                                    f"install the same requirements on every machine")
