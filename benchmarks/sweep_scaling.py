@@ -208,8 +208,9 @@ def shipping_probe(config: SweepConfig, tasks: int, reps: int) -> dict:
             "per_job_build_s": statistics.median(build), "per_job_check_s": statistics.median(check),
             "archive_bytes": len(ship.source_archive()),
             "first_task_plain_s": first_plain, "first_task_shipped_s": first_shipped,
-            "real_batch_instances": len(real[0]), "real_batch_plain_s": statistics.median(plain_real),
-            "real_batch_shipped_s": statistics.median(shipped_real),
+            "real_batch_instances": len(real[0]), "real_batch_plain_s": plain_real,
+            "real_batch_shipped_s": shipped_real,
+            "real_batch_paired_ratio_median": statistics.median(s / p for s, p in zip(shipped_real, plain_real)),
             "per_task_share_of_real_batch": per_task / statistics.median(plain_real)}
 
 

@@ -3,7 +3,7 @@
 path (no ``PYTHONPATH``), so that they see only the installed requirements.
 
 The tests use it to check that a sweep runs on such a cluster (``tests/test_cluster.py``), the
-benchmarks to measure one (``benchmarks/sweep_cluster.py``).  Every process it starts is a new
+benchmarks to measure one (``benchmarks/sweep_scaling.py``, ``benchmarks/leaderboard.py``).  Every process it starts is a new
 session (its own process group), ended by ``close`` by its id: the ``dask worker`` command's nannies
 and worker processes go with it.
 """
