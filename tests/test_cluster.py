@@ -43,6 +43,13 @@ def rows_of(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values([*KEY_COLUMNS, "method"], kind="stable").reset_index(drop=True)
 
 
+def serial_rows(config: SweepConfig) -> pd.DataFrame:
+    """The reference: every row of ``config`` computed in this process, no Dask, no store."""
+    rows: list[dict] = []
+    run_sweep(config, None, sink=rows.extend)
+    return rows_of(rows)
+
+
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     """A scheduler and two single-threaded workers started from an empty folder, with no
@@ -64,10 +71,7 @@ def client(cluster):
 
 @pytest.fixture(scope="module")
 def serial() -> pd.DataFrame:
-    """The reference: every row of CONFIG computed in this process, no Dask, no store."""
-    rows: list[dict] = []
-    run_sweep(CONFIG, None, sink=rows.extend)
-    return rows_of(rows)
+    return serial_rows(CONFIG)
 
 
 def test_the_cluster_has_nothing_of_the_project(cluster, client):
@@ -197,9 +201,7 @@ def _run_page(state: dict):
 
 @pytest.fixture(scope="module")
 def page_serial() -> pd.DataFrame:
-    rows: list[dict] = []
-    run_sweep(PAGE_CONFIG, None, sink=rows.extend)
-    return rows_of(rows)
+    return serial_rows(PAGE_CONFIG)
 
 
 def test_the_leaderboard_runs_on_the_address_in_the_sidebar(cluster, client, page_serial):

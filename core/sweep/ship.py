@@ -6,7 +6,7 @@ scheduler as well as in the workers, so both would have to import ``core``.  Ins
 carry this project's code themselves, and the scheduler sees only what the standard library and
 Dask can rebuild:
 
-- ``Shipped.of(fn)``: the ``.py`` sources of ``PACKAGES`` as one zip archive (about 180 kB), ``fn``
+- ``Shipped.of(fn)``: the ``.py`` sources of ``PACKAGES`` as one zip archive (179 kB), ``fn``
   pickled (by reference: module and name), and this process's ``versions()``, in a small object whose
   class is pickled by value (cloudpickle: its code, not its name).  ``to_bytes()`` goes into the
   graph as the argument of one task, ``pickle.loads(bytes)``, so the scheduler holds opaque bytes; its
@@ -27,9 +27,10 @@ Why neither of the two tools Dask and cloudpickle offer on their own (docs/sweep
   the rules' imports inside functions) then fail in the worker (``No module named 'core'``); and
   Dask decides between pickle and cloudpickle on the outermost object only, so it would not apply
   to a task graph anyway;
-- ``Client.upload_file`` and the ``UploadDirectory`` plugin install the code on the scheduler and
-  the workers for good: a second upload reloads only the top-level package (stale submodules), and
-  every later client and worker of the cluster inherits it.
+- ``Client.upload_file`` (scheduler and workers) and the ``UploadDirectory`` plugin (workers)
+  install the code for good: every later client and worker of the cluster inherits it; a second
+  ``upload_file`` reloads only the top-level package, leaving stale submodules, and
+  ``UploadDirectory`` reloads nothing unless it restarts the workers (and whatever they run).
 
 The rebuilt code must compute what it computes here, so ``SHARED_PACKAGES`` must match: ``mismatch``
 says where they do not (the engine refuses a sweep before computing anything), and a worker that
