@@ -27,7 +27,7 @@ from core.sweep import engine, ship  # noqa: E402
 from core.sweep.config import SweepConfig, SweepError, default_methods  # noqa: E402
 from core.sweep.engine import SCHEDULER_ENV, check_cluster, run_sweep  # noqa: E402
 from core.sweep.processes import ProcessCluster  # noqa: E402
-from core.sweep.store import ResultsStore, read_results  # noqa: E402
+from core.sweep.store import read_results  # noqa: E402
 from core.sweep.work import KEY_COLUMNS, run_batch  # noqa: E402
 
 CONFIG = SweepConfig(families=("iid", "near"), Vs=(2,), Ks=(2,), Ls=(1, 2), n=4,
@@ -159,23 +159,32 @@ def test_workers_never_run_stale_code(client, serial):
 
 
 def test_killing_a_worker_mid_sweep_loses_no_row_and_resuming_adds_nothing(cluster, client, serial, tmp_path,
-                                                                           capsys):
+                                                                           capsys, monkeypatch):
+    """The command line, one instance per task; its progress bar kills a worker process (one this
+    module started) as the first batch arrives.  The scheduler reruns that worker's tasks elsewhere,
+    its nanny starts a new one; the rows are the serial rows, each once, and rerunning computes
+    nothing."""
+    from core.cli import sweep as cli_sweep
+
     pids = client.run(os.getpid)
     killed = []
 
-    def kill_one_worker(done, total, elapsed):
-        if not killed:
-            pid = next(iter(pids.values()))
-            os.kill(pid, signal.SIGKILL)    # a worker process of the cluster this module started
-            killed.append(pid)
+    class KillingProgressBar(cli_sweep.ProgressBar):
+        def __call__(self, done, total, elapsed):
+            if not killed:
+                killed.append(next(iter(pids.values())))
+                os.kill(killed[0], signal.SIGKILL)
+            super().__call__(done, total, elapsed)
 
+    monkeypatch.setattr(cli_sweep, "ProgressBar", KillingProgressBar)
     out = tmp_path / "s.parquet"
-    report = run_sweep(CONFIG, ResultsStore(out, CONFIG), client=client, batch_size=1, progress=kill_one_worker)
-    assert killed and report.computed == 16
+    argv = [*ARGV, "--out", str(out), "--scheduler", cluster.address]
+    assert cli_main([*argv, "--batch", "1"]) == 0
+    assert killed and '"computed": 16' in capsys.readouterr().out
     frame = read_results(out)
     assert not frame.duplicated([*KEY_COLUMNS, "method"]).any()
     pd.testing.assert_frame_equal(frame, serial, check_exact=True)
-    assert cli_main([*ARGV, "--out", str(out), "--scheduler", cluster.address]) == 0
+    assert cli_main(argv) == 0
     assert '"skipped": 16, "computed": 0' in capsys.readouterr().out
     pd.testing.assert_frame_equal(read_results(out), serial, check_exact=True)
     client.wait_for_workers(WORKERS, timeout=READY_S)      # the nanny restarted the killed one

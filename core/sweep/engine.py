@@ -167,7 +167,9 @@ def _each_batch(client, task: Callable, batches: list, *args) -> Iterator[tuple[
     futures = {client.submit(apply, code, (ship.pack((batch,)),), retries=RETRIES, pure=False): i
                for i, batch in enumerate(batches)}
     try:
-        for future in as_completed(futures):
+        # On this client's loop: as_completed defaults to the process's default client, which is
+        # another one where a process holds two (the app's embedded cluster and a scheduler's).
+        for future in as_completed(futures, loop=client.loop):
             yield futures[future], ship.unpack(future.result())
     finally:
         client.cancel([*futures, code])
