@@ -195,7 +195,10 @@ def test_the_embedded_cluster_keeps_its_housekeeping_quiet(client):
 def test_the_embedded_cluster_takes_no_fixed_port(client):
     """Its scheduler's HTTP server (no dashboard) listens on a free port of 127.0.0.1, not on Dask's
     8787, which a second cluster on the machine would find taken (tornado's ``_sockets``: the
-    server has no public accessor for its address)."""
+    server has no public accessor for its address); the scheduler and the workers listen on the
+    loopback interface only (docs/sweeps.md)."""
+    assert client.scheduler.address.startswith("tcp://127.0.0.1:")
+    assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])
     addresses = client.run_on_scheduler(
         lambda dask_scheduler: [s.getsockname()[:2] for s in dask_scheduler.http_server._sockets.values()])
     assert addresses and all(host == "127.0.0.1" and port != 8787 for host, port in addresses)
