@@ -4,7 +4,6 @@ scheduler named in the sidebar, or read from a results folder; the instances whe
 open in the toy laboratory."""
 from __future__ import annotations
 
-import ipaddress
 import os
 import tempfile
 from contextlib import nullcontext
@@ -14,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core.sweep.config import FAMILIES, V_RANGE, SweepConfig, SweepError, check_config, default_methods
-from core.sweep.engine import SCHEDULER_ENV, dask_client, run_sweep
+from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, leaderboard
 from core.sweep.work import KEY_COLUMNS
@@ -34,21 +33,6 @@ ss.setdefault("lb_n", 5)
 ss.setdefault("lb_seed", 0)
 ss.setdefault("lb_methods", list(default_methods()))
 ss.setdefault("lb_scheduler", os.environ.get(SCHEDULER_ENV, ""))
-
-
-def scheduler_allowed(address: str) -> bool:
-    """Whether this server may connect to ``address``: a scheduler on this machine (a loopback host)
-    or the one its operator named in ``DASK_SCHEDULER_ADDRESS``.  A Dask client unpickles what the
-    cluster sends back, so a hosted app must not connect wherever a visitor types."""
-    from distributed.comm import parse_address, parse_host_port
-
-    if address == os.environ.get(SCHEDULER_ENV, "").strip():
-        return True
-    try:
-        host = parse_host_port(parse_address(address)[1])[0]
-        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 st.title("Leaderboard: which rule comes closest to the optimum?")
 st.markdown(
@@ -92,7 +76,9 @@ if source == SOURCES[0]:
             st.stop()
         try:
             check_config(config)
-            if address and not scheduler_allowed(address):
+            # A Dask client unpickles what the cluster sends back: a hosted app connects only to this
+            # machine or to the scheduler its operator named, never wherever a visitor types.
+            if address and not (is_loopback(address) or address == os.environ.get(SCHEDULER_ENV, "").strip()):
                 raise SweepError(f"this app runs sweeps only on a scheduler on this machine (127.0.0.1) or on the "
                                  f"one its server names in {SCHEDULER_ENV}; {address} is neither")
             cluster = dask_client(address) if address else nullcontext(routing.sweep_client())

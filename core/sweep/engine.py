@@ -116,6 +116,20 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         yield client
 
 
+def is_loopback(address: str) -> bool:
+    """Whether a scheduler address (``tcp://HOST:PORT``, ``HOST:PORT``) names this machine through its
+    loopback interface (127.0.0.0/8, ::1, localhost); False for anything else or unparsable."""
+    import ipaddress
+
+    from distributed.comm import parse_address, parse_host_port
+
+    try:
+        host = parse_host_port(parse_address(address)[1])[0]
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def open_client(scheduler: str | None = None, workers: int | None = None):
     """``dask_client`` kept open until the process exits: for a long-lived server that starts its
     cluster once (the app caches it) instead of once per request."""
