@@ -18,7 +18,9 @@ Dask can rebuild:
   ``sys.path`` and imports ``fn`` from it: real imports, so the code runs exactly as here, lazy
   imports included.  A later job with other sources (another checkout, an edited file) has another
   digest: the worker forgets the modules it imported from the previous archive and imports the new
-  ones, so it never runs stale code.
+  ones, so it never runs stale code.  Only ``.py`` files travel: a module that read a data file
+  beside itself would not find it in a worker (none in a sweep's path does).  A new module needs
+  nothing: every ``.py`` file of ``PACKAGES`` is in every archive.
 
 Why neither of the two tools Dask and cloudpickle offer on their own (docs/sweeps.md):
 
