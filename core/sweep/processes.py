@@ -34,7 +34,8 @@ def dask_command() -> str:
 
 class ProcessCluster:
     """``dask scheduler`` on a free port of 127.0.0.1 and ``workers`` single-threaded workers (one
-    ``dask worker`` command with its nannies), in ``folder`` (a new temporary folder by default).
+    ``dask worker`` command with its nannies), in ``folder`` (by default a new temporary folder,
+    removed by ``close``).
 
     ``with ProcessCluster(2) as cluster:`` starts them and waits until the scheduler has written its
     file; ``cluster.address`` is its address; ``Client(cluster.address).wait_for_workers(n)`` waits
@@ -44,6 +45,7 @@ class ProcessCluster:
     def __init__(self, workers: int = 2, folder: str | os.PathLike | None = None, env: dict | None = None,
                  pythonpath: str | os.PathLike | None = None):
         self.workers = workers
+        self._made_folder = folder is None      # a temporary folder of its own, removed by close()
         self.folder = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="dask-cluster-"))
         environ = {k: v for k, v in (env if env is not None else os.environ).items() if k != "PYTHONPATH"}
         if pythonpath is not None:
@@ -92,7 +94,8 @@ class ProcessCluster:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def close(self) -> None:
-        """End every process this cluster started (workers first), each by its process group."""
+        """End every process this cluster started (workers first), each by its process group; remove
+        the folder if it made it."""
         for process in reversed(self.processes):
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGTERM)
@@ -107,6 +110,8 @@ class ProcessCluster:
                 pass
             process.wait()
         self.processes.clear()
+        if self._made_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> "ProcessCluster":
         try:
