@@ -11,21 +11,28 @@ reference is the mean of the two serial passes).  Every run's rows are compared 
 rows, which must be identical.  Also: the LP's share of the per-instance cost, the scheduler's
 round trip per task measured on no-op tasks, and ``overhead_probe``: one task-sized batch timed in a
 worker and in this process alternately, which separates Dask's own cost from the machine's noise;
-and ``speedup_probe``: a smaller sweep run alternately on a 1-worker and a 2-worker cluster.
+and ``speedup_probe``: a smaller sweep run alternately on a 1-worker and a 2-worker cluster;
+and ``shipping_probe``: the cost of shipping the code with the job (``core.sweep.ship``) against
+plain tasks on workers that import this checkout, side by side on clusters of separate processes.
 Figures, not assertions.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from dataclasses import replace
+from functools import partial
+from pathlib import Path
 
 from core.bounds import optimal_lp
 from core.rules.registry import REGISTRY
 from core.sweep.config import SweepConfig, check_config
-from core.sweep.engine import dask_client, run_sweep
+from core.sweep import ship
+from core.sweep.engine import check_cluster, dask_client, map_batches, run_sweep
 from core.sweep.instances import instance_models
+from core.sweep.processes import ProcessCluster
 from core.sweep.work import instance_rows, run_batch
 
 GRID = {"families": ("iid", "markov", "table"), "Vs": (2, 3), "Ks": (2, 4), "Ls": (2,)}
@@ -80,7 +87,6 @@ def overhead_probe(config: SweepConfig, batch: int, reps: int) -> dict:
       the task (submission, scheduling, transfer of the result);
     - *compute in the worker against in process*: the medians of the batch's own time in each place
       (would show a slower interpreter in the worker: threads, allocator, GIL contention)."""
-    import statistics
 
     keys = config.instances()[:batch]
     inside, trips, local = [], [], []
@@ -115,7 +121,6 @@ def speedup_probe(config: SweepConfig, reps: int) -> dict:
     """2 workers against 1, with the machine's drift cancelled: a 1-worker and a 2-worker cluster
     both stay up, and the same sweep runs on each alternately, ``reps`` times (the order swapped at
     every repetition).  Returns the medians and the median of the paired ratios."""
-    import statistics
 
     one, two = [], []
     with dask_client(None, 1) as c1, dask_client(None, 2) as c2:
@@ -130,6 +135,85 @@ def speedup_probe(config: SweepConfig, reps: int) -> dict:
             "paired_speedup_median": statistics.median(a / b for a, b in zip(one, two))}
 
 
+def _plain(client, config: SweepConfig, batches: list) -> list:
+    """The baseline: each batch a plain Dask task, ``run_batch`` pickled by name (the workers import
+    this checkout)."""
+    return client.gather([client.submit(run_batch, config, batch, pure=False) for batch in batches])
+
+
+def _shipped(client, config: SweepConfig, batches: list) -> list:
+    """The same batches as a sweep runs them: the code shipped with the job."""
+    return map_batches(partial(run_batch, config), batches, client=client, batch_size=1)
+
+
+def _first_call(pythonpath: Path | None, config: SweepConfig) -> float:
+    """Seconds of the first task on a fresh one-worker cluster of separate processes, once its
+    worker has joined: plain (``pythonpath``: the checkout) or shipped (nothing on the path)."""
+    from distributed import Client
+
+    with ProcessCluster(1, pythonpath=pythonpath) as cluster, Client(cluster.address) as client:
+        client.wait_for_workers(1, timeout=120)
+        client.run(_warm_numpy)
+        start = time.perf_counter()
+        (_plain if pythonpath else _shipped)(client, config, [[]])
+        return time.perf_counter() - start
+
+
+def _warm_numpy() -> None:
+    import numpy  # noqa: F401  (both kinds of first call would pay it; only the code differs)
+
+
+def shipping_probe(config: SweepConfig, tasks: int, reps: int) -> dict:
+    """What shipping the code costs (``core.sweep.ship``), against the baseline of workers that
+    import this checkout, on a one-worker cluster of separate processes whose path holds the
+    checkout (so both kinds of task run on it), alternately ``reps`` times:
+
+    - per task: ``tasks`` empty batches (``run_batch(config, [])``, all Dask and no work) each way;
+      the difference, less the per-job cost, over ``tasks``;
+    - per job, in the client: building the ``Shipped`` object (the sources' zip archive, pickled)
+      and ``check_cluster`` (one ``get_versions`` round trip);
+    - per worker, once per version of the sources: the first task on a fresh worker, shipped
+      against plain (writing the archive and importing from it, compiling, against cached .pyc);
+    - a real batch (``n`` instances of the grid's first cell) each way, for the share of the work."""
+    from distributed import Client
+
+    root = Path(__file__).resolve().parents[1]
+    empty = [[] for _ in range(tasks)]
+    real = [config.instances()[:len(config.instances()) // len(config.cells())]]
+    plain, shipped, build, check, plain_real, shipped_real = [], [], [], [], [], []
+    with ProcessCluster(1, pythonpath=root) as cluster, Client(cluster.address) as client:
+        client.wait_for_workers(1, timeout=120)
+        _plain(client, config, real), _shipped(client, config, real)   # imports, the archive installed
+        for rep in range(reps):
+            for kind in (("plain", "shipped") if rep % 2 == 0 else ("shipped", "plain")):
+                run, times, real_times = ((_plain, plain, plain_real) if kind == "plain"
+                                          else (_shipped, shipped, shipped_real))
+                start = time.perf_counter()
+                run(client, config, empty)
+                times.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                run(client, config, real)
+                real_times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            ship.Shipped.of(partial(run_batch, config)).to_bytes()
+            build.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            check_cluster(client)
+            check.append(time.perf_counter() - start)
+    first_plain, first_shipped = _first_call(root, config), _first_call(None, config)
+    per_job = statistics.median(build) + statistics.median(check)
+    per_task = (statistics.median(s - p for s, p in zip(shipped, plain)) - per_job) / tasks
+    return {"tasks": tasks, "reps": reps, "plain_tasks_s": plain, "shipped_tasks_s": shipped,
+            "per_task_s": per_task, "plain_task_s": statistics.median(plain) / tasks,
+            "per_job_build_s": statistics.median(build), "per_job_check_s": statistics.median(check),
+            "archive_bytes": len(ship.source_archive()),
+            "first_task_plain_s": first_plain, "first_task_shipped_s": first_shipped,
+            "real_batch_instances": len(real[0]), "real_batch_plain_s": plain_real,
+            "real_batch_shipped_s": shipped_real,
+            "real_batch_paired_ratio_median": statistics.median(s / p for s, p in zip(shipped_real, plain_real)),
+            "per_task_share_of_real_batch": per_task / statistics.median(plain_real)}
+
+
 def key(row: dict) -> tuple:
     return row["family"], row["V"], row["K"], row["L"], row["index"], row["method"]
 
@@ -142,10 +226,19 @@ def main(argv=None) -> dict:
                         help="alternations of one batch in a worker and in process (0: skip the probe)")
     parser.add_argument("--speedup-reps", type=int, default=5,
                         help="alternations of a smaller sweep (n = 10) on 1 and on 2 workers (0: skip)")
+    parser.add_argument("--shipping-tasks", type=int, default=200,
+                        help="empty tasks per pass of the shipping probe (0: skip it)")
+    parser.add_argument("--shipping-reps", type=int, default=5, help="alternations of the shipping probe")
+    parser.add_argument("--only-shipping", action="store_true", help="run the shipping probe alone")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     config = SweepConfig(**GRID, n=args.n, methods=lossless_methods(), bounds=("lp",))
     check_config(config)
+    shipping = (shipping_probe(config, args.shipping_tasks, args.shipping_reps)
+                if args.shipping_tasks else None)
+    if args.only_shipping:
+        print(json.dumps({"shipping_probe": shipping}) if args.json else shipping)
+        return {"shipping_probe": shipping}
     _warm()
     first, rows = serial_pass(config)
     one = dask_pass(config, 1, args.batch)
@@ -171,6 +264,7 @@ def main(argv=None) -> dict:
         "rows_identical": same,
         "overhead_probe": probe,
         "speedup_probe": speedup,
+        "shipping_probe": shipping,
     }
     if args.json:
         print(json.dumps(result))

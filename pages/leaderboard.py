@@ -1,16 +1,19 @@
 """Leaderboard: how close each verification rule comes to the optimal lossless verifier (E/LP) over
-seeded families of toy instances, run live on the embedded Dask cluster (``core.sweep``) or read from
-a results folder; the instances where a rule does worst open in the toy laboratory."""
+seeded families of toy instances, run live on the embedded Dask cluster (``core.sweep``) or on a
+scheduler named in the sidebar, or read from a results folder; the instances where a rule does worst
+open in the toy laboratory."""
 from __future__ import annotations
 
+import os
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from core.sweep.config import FAMILIES, V_RANGE, SweepConfig, check_config, default_methods
-from core.sweep.engine import run_sweep
+from core.sweep.config import FAMILIES, V_RANGE, SweepConfig, SweepError, check_config, default_methods
+from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, leaderboard
 from core.sweep.work import KEY_COLUMNS
@@ -29,6 +32,7 @@ ss.setdefault("lb_L", [1, 2])
 ss.setdefault("lb_n", 5)
 ss.setdefault("lb_seed", 0)
 ss.setdefault("lb_methods", list(default_methods()))
+ss.setdefault("lb_scheduler", os.environ.get(SCHEDULER_ENV, ""))
 
 st.title("Leaderboard: which rule comes closest to the optimum?")
 st.markdown(
@@ -36,7 +40,8 @@ st.markdown(
     "number of accepted tokens E[τ] divided by that of the best lossless verifier there is (the optimal "
     "LP). A score of 1 means the rule is optimal on that instance; a lossy rule (SpecTr-GBV) can score "
     "above 1, because it pays in fidelity instead. The instances run as tasks on a Dask cluster started "
-    "inside this app; the same sweep runs at scale with `python -m core sweep` (docs/sweeps.md).")
+    "inside this app (or on the scheduler named in the sidebar); the same sweep runs at scale with "
+    "`python -m core sweep` (docs/sweeps.md).")
 
 # 1. The sweep -------------------------------------------------------------------------------------------
 st.header("1. Choose a sweep")
@@ -53,6 +58,11 @@ if source == SOURCES[0]:
     n = c5.number_input("Instances per cell n", 1, 200, key="lb_n")
     seed = c6.number_input("Seed", 0, 10**9, key="lb_seed")
     methods = c7.multiselect("Rules", all_methods(), key="lb_methods", format_func=figures.short)
+    address = st.sidebar.text_input(
+        "Dask scheduler for the sweep", key="lb_scheduler", placeholder="tcp://127.0.0.1:8786",
+        help="Empty: the cluster inside this app. Or a scheduler on this machine, or the one the server's "
+             f"{SCHEDULER_ENV} names; its workers need this app's requirements, not its code "
+             "(docs/sweeps.md).").strip()
     config = SweepConfig(tuple(families), tuple(sorted(Vs)), tuple(sorted(Ks)), tuple(sorted(Ls)), int(n),
                          tuple(methods), bounds=("lp",), seed=int(seed))
     st.caption(f"{len(config.instances())} instances × {len(methods)} rules, each instance's optimal LP "
@@ -66,7 +76,12 @@ if source == SOURCES[0]:
             st.stop()
         try:
             check_config(config)
-            client = routing.sweep_client()
+            # A Dask client unpickles what the cluster sends back: a hosted app connects only to this
+            # machine or to the scheduler its operator named, never wherever a visitor types.
+            if address and not (is_loopback(address) or address == os.environ.get(SCHEDULER_ENV, "").strip()):
+                raise SweepError(f"this app runs sweeps only on a scheduler on this machine (127.0.0.1) or on the "
+                                 f"one its server names in {SCHEDULER_ENV}; {address} is neither")
+            cluster = dask_client(address) if address else nullcontext(routing.sweep_client())
             out = Path(tempfile.mkdtemp(prefix="leaderboard-")) / "sweep.parquet"
             bar = st.progress(0.0, text="Starting")
 
@@ -75,11 +90,14 @@ if source == SOURCES[0]:
                 bar.progress(done / total, text=f"{done} of {total} instances · {elapsed:.0f} s elapsed · "
                                                 f"about {eta:.0f} s left")
 
-            report = run_sweep(config, ResultsStore(out, config), client=client, progress=progress)
+            with cluster as client:
+                report = run_sweep(config, ResultsStore(out, config), client=client, progress=progress)
+                workers = len(client.scheduler_info()["workers"])
             bar.empty()
+            where = f"the scheduler at {address}" if address else "the cluster inside this app"
             ss["lb_result"] = {"frame": read_results(out), "origin": f"{report.computed} instances computed in "
-                               f"{report.seconds:.1f} s on {len(client.scheduler_info()['workers'])} Dask "
-                               f"workers; the results folder is `{out}`."}
+                               f"{report.seconds:.1f} s on {workers} Dask workers of {where}; the results "
+                               f"folder is `{out}`."}
         except Exception as exc:  # noqa: BLE001
             errors.show(exc, "the sweep")
 else:

@@ -15,7 +15,7 @@ from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.cli import main as cli_main
 from core.rules.registry import REGISTRY
 from core.sweep.config import InstanceKey, SweepConfig, SweepError, default_methods
-from core.sweep.engine import dask_client, run_sweep
+from core.sweep.engine import dask_client, is_loopback, run_sweep
 from core.sweep.instances import instance_models, reopen
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import format_leaderboard, leaderboard
@@ -154,6 +154,16 @@ def test_bad_input_is_one_line_and_exit_status_2(argv, message, tmp_path, capsys
     assert captured.out == "" and captured.err.count("\n") == 1 and message in captured.err, captured.err
 
 
+@pytest.mark.parametrize("address, local", [
+    ("tcp://127.0.0.1:8786", True), ("127.0.0.1:8786", True), ("tcp://localhost:8786", True),
+    ("tcp://[::1]:8786", True), ("tcp://127.3.2.1:9", True), ("tcp://10.0.0.7:8786", False),
+    ("tcp://scheduler.example.org:8786", False), ("tls://203.0.113.9:8786", False), ("garbage", False),
+])
+def test_a_loopback_scheduler_address_is_told_from_any_other(address, local):
+    """The Leaderboard page connects, unasked, only to this machine (pages/leaderboard.py)."""
+    assert is_loopback(address) is local
+
+
 def test_a_corrupt_results_file_is_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
@@ -195,7 +205,10 @@ def test_the_embedded_cluster_keeps_its_housekeeping_quiet(client):
 def test_the_embedded_cluster_takes_no_fixed_port(client):
     """Its scheduler's HTTP server (no dashboard) listens on a free port of 127.0.0.1, not on Dask's
     8787, which a second cluster on the machine would find taken (tornado's ``_sockets``: the
-    server has no public accessor for its address)."""
+    server has no public accessor for its address); the scheduler and the workers listen on the
+    loopback interface only (docs/sweeps.md)."""
+    assert client.scheduler.address.startswith("tcp://127.0.0.1:")
+    assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])
     addresses = client.run_on_scheduler(
         lambda dask_scheduler: [s.getsockname()[:2] for s in dask_scheduler.http_server._sockets.values()])
     assert addresses and all(host == "127.0.0.1" and port != 8787 for host, port in addresses)

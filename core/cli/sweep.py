@@ -14,8 +14,6 @@ from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
 
-SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
-
 
 def int_list(name: str, lo: int, hi: int):
     """An argparse type for one token of a list option: an integer or an inclusive range ``a-b``."""
@@ -33,6 +31,7 @@ def int_list(name: str, lo: int, hi: int):
 
 def build_parser() -> argparse.ArgumentParser:
     from core.sweep.config import BOUNDS, FAMILIES, V_RANGE
+    from core.sweep.engine import SCHEDULER_ENV
 
     p = Parser(prog="python -m core sweep", description=__doc__.splitlines()[0])
     p.add_argument("--family", nargs="+", default=["all"],
@@ -48,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bounds", default=",".join(BOUNDS), help=f"comma-separated bounds among {','.join(BOUNDS)}")
     p.add_argument("--out", default="sweep.parquet", help="results folder (Parquet dataset)")
     p.add_argument("--scheduler", help=f"Dask scheduler address, e.g. tcp://HOST:8786 (or ${SCHEDULER_ENV}); "
+                   "its workers need the requirements, not this repository (docs/sweeps.md); "
                    "default: a local cluster in this process")
     p.add_argument("--workers", type=int_range("workers", 0, 1024), help="local cluster workers "
                    "(default: one per core; 0 runs serially in this process, without Dask)")
@@ -97,7 +97,7 @@ def cmd_summarize(args) -> int:
 
 def cmd_sweep(args) -> int:
     from core.sweep.config import check_config
-    from core.sweep.engine import dask_client, run_sweep
+    from core.sweep.engine import SCHEDULER_ENV, dask_client, run_sweep
     from core.sweep.store import ResultsStore
 
     scheduler = args.scheduler or os.environ.get(SCHEDULER_ENV) or None

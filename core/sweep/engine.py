@@ -2,12 +2,14 @@
 
 By default a ``distributed.LocalCluster`` is started inside this process (one single-threaded worker
 process per core; nothing to start by hand); a scheduler address (``tcp://HOST:8786``) runs the same
-batches on an existing cluster, whose workers must be able to import this repository.  Each task is a
-batch of instances of one grid cell (``batch_size`` of them, by default enough for about
-``TASKS_PER_WORKER`` tasks per worker, so that the scheduler's few milliseconds per task are
-negligible next to the work), submitted with ``retries`` so that a task whose worker died or raised
-is run again.  Finished batches are written as they arrive (``core.sweep.store``).  ``map_batches``
-runs any pure function over a list the same way (the app's counterexample search uses it).
+batches on an existing cluster, which needs the requirements installed but not this repository: the
+code travels with the job (``core.sweep.ship``), and a cluster whose environment differs is refused
+before anything is computed (``check_cluster``).  Each task is a batch of instances of one grid cell
+(``batch_size`` of them, by default enough for about ``TASKS_PER_WORKER`` tasks per worker, so that
+the scheduler's few milliseconds per task are negligible next to the work), submitted with
+``retries`` so that a task whose worker died or raised is run again.  Finished batches are written
+as they arrive, by this process only (``core.sweep.store``).  ``map_batches`` runs any pure function
+over a list the same way (the app's counterexample search uses it).
 """
 from __future__ import annotations
 
@@ -15,11 +17,14 @@ import atexit
 import logging
 import math
 import os
+import pickle
 import time
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterator, Sequence, TypeVar
 
+from core.sweep import ship
 from core.sweep.config import InstanceKey, SweepConfig, SweepError
 from core.sweep.store import ResultsStore
 from core.sweep.work import run_batch
@@ -28,6 +33,10 @@ TASKS_PER_WORKER = 8
 MAX_BATCH = 50
 RETRIES = 3
 CONNECT_TIMEOUT = "3s"
+#: Names a scheduler when none is given (Dask's own convention: ``Client()`` reads it too).
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+#: How long a sweep waits for the first worker of a cluster that has none (seconds).
+WORKER_TIMEOUT = 10
 
 #: Dask's housekeeping, relaxed for the embedded cluster, which lives as long as the app's server and
 #: is idle most of that time.  With Dask's defaults every server (the scheduler, here in this
@@ -107,6 +116,20 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         yield client
 
 
+def is_loopback(address: str) -> bool:
+    """Whether a scheduler address (``tcp://HOST:PORT``, ``HOST:PORT``) names this machine through its
+    loopback interface (127.0.0.0/8, ::1, localhost); False for anything else or unparsable."""
+    import ipaddress
+
+    from distributed.comm import parse_address, parse_host_port
+
+    try:
+        host = parse_host_port(parse_address(address)[1])[0]
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def open_client(scheduler: str | None = None, workers: int | None = None):
     """``dask_client`` kept open until the process exits: for a long-lived server that starts its
     cluster once (the app caches it) instead of once per request."""
@@ -116,22 +139,54 @@ def open_client(scheduler: str | None = None, workers: int | None = None):
     return client
 
 
+def check_cluster(client) -> None:
+    """Raise ``SweepError`` (one sentence) unless ``client``'s cluster can run this project's shipped
+    code: at least one worker (waiting up to ``WORKER_TIMEOUT``), and the scheduler and every worker
+    on the versions of ``ship.SHARED_PACKAGES`` this process has (``ship.SCHEDULER_PACKAGES`` for the
+    scheduler, which runs none of it)."""
+    address = client.scheduler.address
+    try:
+        client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+    except TimeoutError:
+        raise SweepError(f"no Dask worker joined the scheduler at {address} within {WORKER_TIMEOUT} s; "
+                         f"start one with `dask worker {address}`") from None
+    found = client.get_versions(packages=[p for p in ship.SHARED_PACKAGES if p != "python"])
+    here = ship.versions()
+    problems = [ship.mismatch({p: here[p] for p in ship.SCHEDULER_PACKAGES}, found["scheduler"]["packages"],
+                              f"the scheduler {address}")]
+    problems += [ship.mismatch(here, info["packages"], f"worker {worker}")
+                 for worker, info in sorted(found["workers"].items()) if isinstance(info, dict)]
+    problem = next((p for p in problems if p), None)
+    if problem:
+        raise SweepError(f"the Dask cluster's environment differs from this one ({problem}); "
+                         f"install the same requirements on every machine (docs/sweeps.md)")
+
+
 def _each_batch(client, task: Callable, batches: list, *args) -> Iterator[tuple[int, object]]:
     """(position, ``task(*args, batch)``) for each batch as it finishes: in order in this process
-    when ``client`` is None, else as Dask tasks with ``RETRIES``.  Closing the generator (the caller
-    stopped, e.g. on an exception) cancels the tasks not yet finished."""
+    when ``client`` is None, else as Dask tasks with ``RETRIES``, the code shipped with them
+    (``core.sweep.ship``: one task holds this project's sources and ``task``, every batch task
+    calls it in its worker; the scheduler sees bytes only).
+    Closing the generator (the caller stopped, e.g. on an exception) cancels the tasks not yet
+    finished."""
     if client is None:
         for i, batch in enumerate(batches):
             yield i, task(*args, batch)
         return
+    from dask.utils import apply
     from distributed import as_completed
 
-    futures = {client.submit(task, *args, batch, retries=RETRIES, pure=False): i for i, batch in enumerate(batches)}
+    code = client.submit(pickle.loads, ship.Shipped.of(partial(task, *args)).to_bytes(),
+                         retries=RETRIES, pure=False)
+    futures = {client.submit(apply, code, (ship.pack((batch,)),), retries=RETRIES, pure=False): i
+               for i, batch in enumerate(batches)}
     try:
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+        # On this client's loop: as_completed defaults to the process's default client, which is
+        # another one where a process holds two (the app's embedded cluster and a scheduler's).
+        for future in as_completed(futures, loop=client.loop):
+            yield futures[future], ship.unpack(future.result())
     finally:
-        client.cancel(list(futures))
+        client.cancel([*futures, code])
 
 
 def _workers(client) -> int:
@@ -147,9 +202,11 @@ def map_batches(fn: Callable[[T], R], items: Sequence[T], *, client=None, batch_
                 progress: Progress | None = None) -> list[R]:
     """``[fn(x) for x in items]``, computed as tasks of ``batch_size`` consecutive items on
     ``client``'s cluster (serially in this process when None), the same batching and retries as a
-    sweep; ``progress(items_done, items_total, seconds)`` after each batch.  ``fn`` must be
-    importable by the workers (a module-level function or a ``functools.partial`` of one)."""
+    sweep; ``progress(items_done, items_total, seconds)`` after each batch.  ``fn`` must be picklable
+    (cloudpickle); this project's sources travel with it (``core.sweep.ship``)."""
     items = list(items)
+    if client is not None:
+        check_cluster(client)
     size = batch_size or auto_batch_size(len(items), _workers(client))
     batches = [items[i:i + size] for i in range(0, len(items), size)]
     results: list = [None] * len(batches)
@@ -176,6 +233,8 @@ def run_sweep(config: SweepConfig, store: ResultsStore | None, *, client=None, b
     process (no Dask), otherwise as tasks on ``client``'s cluster.  Each finished batch goes to the
     store and to ``sink``; ``progress`` follows it.  An exception (from ``progress`` too) cancels the
     batches not yet finished; those already written stay, so rerunning resumes."""
+    if client is not None:
+        check_cluster(client)
     pending, skipped = _pending(config, store)
     batches = plan_batches(pending, batch_size or auto_batch_size(len(pending), _workers(client)))
     start = time.perf_counter()
