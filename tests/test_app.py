@@ -547,3 +547,50 @@ def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
                          text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert "ERRORS []" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert "LOADED True" in out.stdout, out.stdout[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24: words that say what was checked
+# ------------------------------------------------------------------------------------------------
+
+def test_lab_monte_carlo_tests_the_output_law_and_says_what_each_check_covers():
+    """Item 9: beside "E[τ] in the interval?", each method's sampled outputs s·y are tested against its
+    own exact output law (chi-square), with the numbers core gives for the same seed; the caption says
+    that the E[τ] check covers the mean only and that agreeing with its own law is not losslessness."""
+    from core.analysis.exact import exact_analysis
+    from core.analysis.montecarlo import monte_carlo, output_law_test
+    from pages.ui import figures
+    from toy_models import PRESETS
+
+    at = open_page("pages/toy_lab.py", query={"preset": "gbv-lossless", "section": "monte-carlo",
+                                              "methods": "bv,spectr_gbv", "mc_n": "3000", "mc_seed": "0"})
+    no_errors(at)
+    table = next(d.value for d in at.dataframe if "output law: χ² p-value" in d.value.columns).set_index("method")
+    assert "agrees?" not in table.columns
+    pr = PRESETS["gbv-lossless"]
+    for m in ("bv", "spectr_gbv"):
+        law = exact_analysis(m, pr.draft, pr.target, 2, 2).output_law
+        test = output_law_test(monte_carlo(m, pr.draft, pr.target, 2, 2, 3000, 0), law)
+        row = table.loc[figures.short(m)]
+        assert row["output law: χ² p-value"] == pytest.approx(test.p_value, abs=1e-12)
+        assert row["TV(sampled, exact law)"] == pytest.approx(test.tv, abs=1e-12)
+        assert row["output law matches the exact law?"] == ("yes" if test.p_value >= 0.05 else "no")
+    assert table.loc["SpecTr-GBV", "output law matches the exact law?"] == "yes"   # p = 0.09 at this seed
+    caption = " ".join(c.value for c in at.caption)
+    assert "compares the mean only" in caption and "not whether the method is lossless" in caption
+
+
+def test_claims_timing_verdict_is_worded_as_a_measurement():
+    """Item 9: the O(|Ω|) verdict is a wall-clock fit: its heading and the summary say "consistent
+    with the timing" (or not), never "holds here"; the exact verdicts keep "holds here"/"fails here"."""
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
+    no_errors(at)
+    heading = next(h.value for h in at.subheader if h.value.startswith("Verification in O(|Ω|)"))
+    assert "holds here" not in heading and "fails here" not in heading
+    assert "consistent with the timing" in heading and heading.endswith("(measured)")
+    summary = next(d.value for d in at.dataframe if "how" in d.value.columns).set_index("claim")
+    assert summary.loc["Verification in O(|Ω|)", "verdict"] in ("consistent with the timing",
+                                                                "not consistent with the timing")
+    assert summary.loc["Lossless", "verdict"] == "fails here"
+    body = " ".join(m.value for m in at.markdown)
+    assert "least-squares fit of log time" in body and "This is a timing, not a proof" in body
