@@ -594,3 +594,65 @@ def test_claims_timing_verdict_is_worded_as_a_measurement():
     assert summary.loc["Lossless", "verdict"] == "fails here"
     body = " ".join(m.value for m in at.markdown)
     assert "least-squares fit of log time" in body and "This is a timing, not a proof" in body
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 7: presets and start links show the best rules
+# ------------------------------------------------------------------------------------------------
+
+BEST = ["Traversal", "OTV", "TD-optimal"]
+
+
+def _start_links() -> dict[str, tuple[str, dict]]:
+    """The start page's preset links: label → (page, query parameters)."""
+    from urllib.parse import parse_qsl
+    at = open_page("pages/start.py")
+    return {l.proto.label: (l.proto.page, dict(parse_qsl(l.proto.query_string)))
+            for l in at.get("page_link") if l.proto.query_string}
+
+
+@pytest.mark.parametrize("preset", ["binary-toy", "several-drafts", "gbv-lossless"])
+def test_every_preset_shows_traversal_otv_and_td_optimal_even_after_they_were_removed(preset):
+    at = open_page("pages/toy_lab.py", query={"preset": preset})
+    no_errors(at)
+    table = _lab_table(at).set_index("method")
+    assert set(BEST) <= set(table.index)
+    assert all(table.loc[m, "lossless?"] == "yes" for m in BEST)
+    at.sidebar.multiselect(key="toy_methods").set_value(["sd", "bv"]).run()
+    assert set(_lab_table(at)["method"]) == {"SD", "BV"}
+    again = open_page("pages/toy_lab.py", query={"preset": preset},
+                      state={"toy_methods": ["sd", "bv"]})     # a session that had removed them
+    assert list(_lab_table(again)["method"]) == ["SD", "BV", *BEST]
+
+
+def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_against_K():
+    links = _start_links()
+    assert links["Why several drafts help"] == ("toy_lab", {"preset": "several-drafts", "section": "drafts"})
+    page, query = links["Why several drafts help"]
+    at = open_page(f"pages/{page}.py", query=query, interactive=True)
+    no_errors(at)
+    from pages.ui.toy_config import LAB_SECTIONS
+    assert at.session_state["lab_section"] == LAB_SECTIONS["drafts"]
+    vs_K = figure(at, "against the number of drafts K")
+    names = {t["name"] for t in vs_K["data"]}
+    assert set(BEST) <= names
+    otv = next(t for t in vs_K["data"] if t["name"] == "OTV")
+    assert list(otv["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
+    for label in ("The binary toy of the block-verification paper", "Is SpecTr-GBV lossless?"):
+        page, query = links[label]
+        at = open_page(f"pages/{page}.py", query=query, interactive=True)
+        no_errors(at)
+        if page == "toy_lab":
+            assert set(BEST) <= set(_lab_table(at)["method"])
+        else:          # the claims page shows them for scale beside SpecTr-GBV's E[τ] against K
+            assert set(BEST) <= {t["name"] for t in figure(at, "against the number of drafts K")["data"]}
+
+
+def test_binary_toy_configuration_line_names_L_once():
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    slider(at, "toy_L").set_value(3).run()
+    no_errors(at)
+    line = next(m.value for m in at.markdown if m.value.startswith("**Configuration:**"))
+    assert "L = 3" in line and "L=2" not in line and "L = 2" not in line
+    preset = at.sidebar.selectbox(key="toy_preset")
+    assert preset.format_func("binary-toy").endswith("(opens at K = 1, L = 2)")
