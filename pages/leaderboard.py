@@ -14,7 +14,7 @@ from core.sweep.engine import run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, leaderboard
 from core.sweep.work import KEY_COLUMNS
-from pages.ui import charts, errors, figures, routing, toy_config
+from pages.ui import charts, errors, figures, routing, text, toy_config
 from pages.ui.text import all_methods
 
 routing.router_guard()
@@ -110,7 +110,7 @@ st.markdown(f"{board['instances']} instances; the mean {name} of each rule with 
             f"and its largest fidelity error TV(output law, target).")
 st.dataframe(pd.DataFrame([{
     "rule": figures.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
-    f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": f"{m['max_tv']:.1e}",
+    f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": text.number(m["max_tv"]),
     "worst instance": "{family} V={V} K={K} L={L} #{index}".format(**m["worst"])} for m in board["methods"]]),
     hide_index=True, width="stretch", key="lb_board")
 
@@ -138,8 +138,9 @@ worst = frame[frame["method"] == rule].sort_values(score, kind="stable").head(10
 st.markdown(f"The {len(worst)} instances with the lowest {name} of {figures.short(rule)}, lowest first "
             f"(mismatch: m for iid, markov and table, ε for near).")
 st.dataframe(worst[columns].rename(columns={"expected_accepted": "E[τ]", "ratio_lp": "E/LP", "lp": "LP",
-                                            "fidelity_tv": "TV"}),
-             hide_index=True, width="stretch", key="lb_worst")
+                                            "fidelity_tv": "TV"}).assign(TV=lambda t: t["TV"].map(text.number)),
+             hide_index=True, width="stretch", key="lb_worst",
+             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("mismatch", "E[τ]", "LP", "E/LP")})
 rows = worst.to_dict("records")
 pick = st.selectbox("Open an instance in the toy laboratory", range(len(rows)), key="lb_pick",
                     format_func=lambda i: "{family} V={V} K={K} L={L} #{index}".format(**rows[i])

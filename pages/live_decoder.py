@@ -209,7 +209,7 @@ if cmp_:
     base = cmp_.get("autoregressive")
     for r, x in zip(rows, cmp_.values()):
         r["speedup vs target alone"] = (x.tokens_per_second / base.tokens_per_second) if base else None
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table",
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table", placeholder=text.DASH,
                  column_config={k: st.column_config.NumberColumn(format="%.3f") for k in
                                 ("block efficiency", "tokens/s", "draft s", "target s", "verify s", "other s",
                                  "speedup vs target alone")})

@@ -215,9 +215,13 @@ with errors.guard("the drafts"):
             columns = ["#", "step", "node", "w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A", "result"]
             numbers = ["w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A"]
             log = pd.DataFrame([e.row for e in events[:shown]], columns=columns)
-            # A step that has no such value leaves its cell blank (not "None"); the numbers stay numbers.
+            # A step that has no such value leaves its cell blank, not "None": the styler's na_rep for
+            # the text it sends, the grid's placeholder for what the browser draws (it draws a null
+            # cell as "None" whatever the styler says).  The numbers stay numbers; the result column
+            # is wide enough for "T updated without 0".
             st.dataframe(log.style.format("{:.4f}", subset=numbers, na_rep="").format(na_rep="", subset=[
-                c for c in columns if c not in numbers]), hide_index=True, width="stretch", key="step_walk_log")
+                c for c in columns if c not in numbers]), hide_index=True, width="stretch", key="step_walk_log",
+                placeholder="", column_config={"result": st.column_config.TextColumn(width="medium")})
             last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
             if last is not None:
                 b = last.node

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis.intervals import t_975
-from pages.ui import charts, errors, figures, pair_picker, routing
+from pages.ui import charts, errors, figures, pair_picker, routing, text
 
 routing.router_guard()
 
@@ -20,7 +20,6 @@ DEFAULT_VALUES = {"K": "1, 2, 3, 4", "L": "1, 2, 4, 6", "T": "0, 0.5, 1"}
 RUN_NAMES = {"block_efficiency": "block efficiency", "tokens_per_second": "tokens per second",
              "tokens": "tokens generated", "iterations": "target calls",
              "exact_given_drafts": "1 + E[τ | drafts]", "alpha_star_root": "root α*(K), mean over iterations"}
-DASH = "—"
 
 
 def ci_names(what: str) -> dict[str, str]:
@@ -170,7 +169,7 @@ def summarize(col: str) -> pd.DataFrame:
 
 def shown(v) -> str:
     """A summary value as the table shows it: three decimals, or a dash where there is none."""
-    return DASH if pd.isna(v) else f"{v:.3f}"
+    return text.DASH if pd.isna(v) else f"{v:.3f}"
 
 
 def records(frame: pd.DataFrame) -> list[dict]:

@@ -656,3 +656,28 @@ def test_binary_toy_configuration_line_names_L_once():
     assert "L = 3" in line and "L=2" not in line and "L = 2" not in line
     preset = at.sidebar.selectbox(key="toy_preset")
     assert preset.format_func("binary-toy").endswith("(opens at K = 1, L = 2)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 8: raw values
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source,state,which", [
+    ("JSON", {"toy_json_p": '{"kind": "iid", "probs": [0.6, 0.5]}'}, "Draft (p)"),
+    ("JSON", {"toy_json_q": '{"kind": "iid", "probs": [0.6, 0.5]}'}, "Target (q)"),
+])
+def test_a_model_error_names_the_model_it_is_about(source, state, which):
+    at = open_page("pages/toy_lab.py", state={"toy_source": source, **state})
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error == f"{which}: probs sums to 1.1, not 1."
+
+
+def test_an_edited_table_with_a_negative_entry_names_the_model():
+    import pandas as pd
+    table = pd.DataFrame({"p (draft)": [0.5, 0.5], "q (target)": [-0.2, 1.2]}, index=["token 0", "token 1"])
+    at = open_page("pages/toy_lab.py", state={"toy_source": "Edit p and q (table)", "toy_edit_V": 2,
+                                              "toy_table_2": table, "toy_normalize": False})
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("Target (q): ")

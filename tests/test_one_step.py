@@ -201,3 +201,17 @@ def test_draft_tree_labels_drafts_spaced_tokens_and_star_depth():
     bonus = figures.draft_tree(block, accepted=(11, 3), extra=0).to_plotly_json()
     assert list(next(t for t in bonus["data"] if t.get("name") == EXTRA)["x"]) == [3.0]
     assert figures.tokens_str((1, 3, 2, 1)) == "1 3 2 1" and figures.tokens_str(()) == "∅"
+
+
+def test_walk_log_tells_the_grid_to_draw_missing_cells_blank_and_fits_its_results():
+    """Issue 24, item 8: the browser's grid draws a null cell as "None" whatever the styler sends;
+    the log sets the grid's placeholder to an empty string, and gives the result column room for
+    "T updated without 0" (tests/test_browser.py checks what the browser draws)."""
+    import json
+
+    at = _page("otv", 3, seed=2, coin=0)
+    slider(at, "step_walk_7").set_value(7).run()
+    table = next(d for d in at.dataframe if "S(c)" in d.value.columns)
+    assert table.proto.HasField("placeholder") and table.proto.placeholder == ""
+    assert json.loads(table.proto.columns)["result"]["width"] == "medium"
+    assert "T updated without 0" in table.value["result"].tolist()

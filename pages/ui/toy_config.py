@@ -283,6 +283,15 @@ def _defaults() -> None:
     ss.setdefault("toy_json_q", json.dumps(binary.target.to_json()))
 
 
+def _named(build: Callable, data, which: str):
+    """``build(data)``, with a model error naming the model it is about: "draft (p): probs sums to
+    1.1, not 1", as the command line says "draft: …"."""
+    try:
+        return build(data)
+    except ToyModelError as exc:
+        raise ToyModelError(f"{which}: {exc}") from None
+
+
 def _edit_table(V: int) -> pd.DataFrame:
     """The editable p/q table; kept in session state per V so edits survive reruns and pages."""
     key = f"toy_table_{V}"
@@ -365,14 +374,14 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
                 if np.any(sums <= 0):
                     raise ToyModelError("p and q each need a positive entry")
                 rows = rows / sums
-            draft, target = IIDModel(rows[0]), IIDModel(rows[1])
+            draft, target = _named(IIDModel, rows[0], "draft (p)"), _named(IIDModel, rows[1], "target (q)")
             description = f"edited context-independent pair, V={V}"
             origin.update(p=rows[0].tolist(), q=rows[1].tolist())
         else:
             jp = sb.text_area("Draft p (JSON)", key="toy_json_p", height=110,
                               help='{"kind": "iid", "probs": [...]}, {"kind": "markov", ...} or {"kind": "table", ...}')
             jq = sb.text_area("Target q (JSON)", key="toy_json_q", height=110)
-            draft, target = from_json(jp), from_json(jq)
+            draft, target = _named(from_json, jp, "draft (p)"), _named(from_json, jq, "target (q)")
             description = "models from JSON"
             origin.update(p=draft.to_json(), q=target.to_json())
         if draft.V != target.V:
