@@ -12,7 +12,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from tests.apptest import (APP, drawings, figure, figures_json, no_errors, open_box, open_page,  # noqa: E402
-                           pair_state, section, slider)
+                           pair_state, reveal, section, slider)
 
 # ------------------------------------------------------------------------------------------------
 # Start
@@ -325,14 +325,14 @@ def test_step_tree_nodes_follow_K_and_seed():
 
 def test_step_reveal_and_compare_methods():
     at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
-    reveal = next(s for s in at.slider if s.label == "Tests revealed")
-    n_tests = reveal.value
+    at.button(key="step_all").click().run()
+    n_tests = at.session_state["step_pos"]
     assert n_tests >= 1
     full = figure(at, "SpecTr-GBV")
     assert any(t.get("name") == "extra token (correction or bonus)" for t in full["data"])
-    reveal.set_value(0).run()
+    reveal(at, 0)
     no_errors(at)
-    partial = figure(at, "after 0 of")
+    partial = figure(at, "before the first test")
     assert not any(t.get("name") == "extra token (correction or bonus)" for t in partial["data"])
     assert not any("same drafts" in f["layout"]["title"]["text"] for f in figures_json(at))  # no spoiler
     at.toggle(key="step_spoil").set_value(True).run()
@@ -340,6 +340,8 @@ def test_step_reveal_and_compare_methods():
     assert len(compare["data"][0]["x"]) >= 7
     at.selectbox(key="step_method").set_value("bv").run()
     no_errors(at)
+    assert figure(at, "BV: before the first test")       # another verification to watch: hidden again
+    at.button(key="step_all").click().run()
     assert figure(at, "BV: τ")
     assert figure(at, "Extra token")
 
