@@ -683,3 +683,57 @@ def test_an_edited_table_with_a_negative_entry_names_the_model():
     assert not at.exception
     [error] = [e.value for e in at.error]
     assert error.startswith("Target (q): ")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 3: the live decoder's comparison
+# ------------------------------------------------------------------------------------------------
+
+def test_live_decoder_keeps_the_chosen_methods_across_a_pair_switch(tiny_pair, tmp_path):
+    """Generate, switch to another pair (the run stops at "Press Generate", without the comparison's
+    controls), Generate: "Methods" still holds the methods chosen before (the browser, where
+    Streamlit forgets an undrawn widget's value, is tests/test_browser.py)."""
+    from tests.apptest import make_tiny_pair
+    other = make_tiny_pair(tmp_path / "other")
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
+    at.button(key="dec_go").click().run()
+    at.multiselect(key="dec_compare").set_value(["bv", "otv"]).run()
+    at.checkbox(key="dec_baseline").uncheck().run()
+    at.sidebar.text_input(key="dec_target").set_value(other[0]).run()
+    at.sidebar.text_input(key="dec_draft").set_value(other[1]).run()
+    no_errors(at)
+    assert not at.multiselect and any("Generate" in i.value for i in at.info)     # not drawn in this run
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    assert at.session_state["dec_result"]["pair"][0] == other[0]
+    assert at.multiselect(key="dec_compare").value == ["bv", "otv"]
+    assert at.checkbox(key="dec_baseline").value is False
+    at.button(key="dec_compare_go").click().run()
+    no_errors(at)
+    assert list(at.dataframe[-1].value["method"]) == ["BV", "OTV"]
+
+
+def test_live_decoder_empty_comparison_gets_a_message_not_an_empty_chart(tiny_pair, monkeypatch):
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8}, interactive=True)
+    at.button(key="dec_go").click().run()
+    at.multiselect(key="dec_compare").set_value([]).run()
+    no_errors(at)
+    assert any("Choose at least one method" in i.value for i in at.info)
+    assert at.button(key="dec_compare_go").disabled
+    # every speculative run fails: the table keeps the target alone, and no empty acceptance chart
+    from pages.ui import pair_picker
+    real = pair_picker.generate
+
+    def fails(pair, method, *args, **kw):
+        if method != "autoregressive":
+            raise RuntimeError("boom")
+        return real(pair, method, *args, **kw)
+
+    monkeypatch.setattr(pair_picker, "generate", fails)
+    at.multiselect(key="dec_compare").set_value(["bv"]).run()
+    at.button(key="dec_compare_go").click().run()
+    assert not at.exception and any("BV: " in e.value and "RuntimeError" in e.value for e in at.error), [e.value for e in at.error]
+    assert list(at.dataframe[-1].value["method"]) == ["Target alone"]
+    assert any("No speculative run finished" in i.value for i in at.info)
+    titles = [f["layout"]["title"]["text"] for f in figures_json(at)]
+    assert sum("Acceptance per draft position" in t for t in titles) == 1   # the generation's own, not the comparison's
