@@ -14,13 +14,13 @@ from core.sweep.engine import run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, leaderboard
 from core.sweep.work import KEY_COLUMNS
-from pages.ui import charts, errors, figures, routing, text, toy_config
+from pages.ui import charts, errors, figures, results_root, routing, text, toy_config
 from pages.ui.text import all_methods
 
 routing.router_guard()
 
 ss = st.session_state
-SOURCES = ("Run a small sweep now", "Open a results folder")
+SOURCES = ("Run a small sweep now", "Open a results folder", "Upload results")
 #: The sweep the page proposes: 60 instances, about 10 s on two cores once the cluster is up.
 ss.setdefault("lb_families", ["iid", "markov", "near"])
 ss.setdefault("lb_V", [2])
@@ -82,18 +82,33 @@ if source == SOURCES[0]:
                                f"workers; the results folder is `{out}`."}
         except Exception as exc:  # noqa: BLE001
             errors.show(exc, "the sweep")
-else:
-    path = st.text_input("Results folder (written by `python -m core sweep --out …`)", key="lb_path")
+elif source == SOURCES[1]:
+    # Only under the results root: a hosted app must not open the server's other files.
+    path = st.text_input(f"Results folder under {results_root.shown_root()} (written by `python -m core sweep "
+                         f"--out {results_root.shown_root()}NAME`)", key="lb_path",
+                         help=f"A name under the server's results root ({results_root.ENV}); a path "
+                              "elsewhere, \"..\" or a link out of it is refused. Upload your own results instead.")
     if st.button("Open", type="primary", key="lb_open"):
         try:
-            ss["lb_result"] = {"frame": read_results(path.strip()), "origin": f"Results read from `{path.strip()}`."}
+            ss["lb_result"] = {"frame": results_root.read(path), "origin": f"Results read from `{path.strip()}`."}
         except Exception as exc:  # noqa: BLE001
             ss.pop("lb_result", None)
             errors.show(exc, "the results folder")
+else:
+    files = st.file_uploader("Parquet files of a sweep (e.g. every part-….parquet of a results folder)",
+                             type=["parquet"], accept_multiple_files=True, key="lb_upload")
+    if files and st.button("Open", type="primary", key="lb_open_upload"):
+        try:
+            ss["lb_result"] = {"frame": results_root.read_uploads((f.name, f.getvalue()) for f in files),
+                               "origin": f"Results read from {len(files)} uploaded file{'s' * (len(files) > 1)}: "
+                                         + ", ".join(f"`{f.name}`" for f in files) + "."}
+        except Exception as exc:  # noqa: BLE001
+            ss.pop("lb_result", None)
+            errors.show(exc, "the uploaded results")
 
 result = ss.get("lb_result")
 if not result:
-    st.info("Run a sweep, or open a results folder, to see the leaderboard.")
+    st.info("Run a sweep, open a results folder or upload results to see the leaderboard.")
     st.stop()
 
 frame: pd.DataFrame = result["frame"]
