@@ -428,13 +428,7 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
     page.get_by_test_id("stSidebarNav").get_by_text("Sweeps").click()   # same session: same pair
     outcome(page, heading(page, "Sweeps"))
     expect(loaded).to_contain_text(target)
-    for label, value in (("Values of K (comma-separated)", "1, 2"), ("New tokens per run", "8"),
-                         ("Seeds per prompt", "1")):
-        page.get_by_label(label).fill(value)
-        page.get_by_label(label).press("Enter")
-    prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
-    prompts.fill("def main():\\n")
-    prompts.press("Control+Enter")
+    fill_sweep(page, "1, 2", seeds="1")
     # The caption counts the generations: it shows once all four inputs have reached the script.
     plan = re.compile(r"(\d+) generations of up to 8 tokens \((\d+) speculative, 1 target-alone\)")
     expect(page.get_by_text(plan)).to_be_visible(timeout=120_000)
@@ -449,6 +443,18 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
         assert line["x"] == [1, 2]
         assert all(y >= 1.0 for y in line["y"])          # at least the extra token per target call
     page.screenshot(path=str(SHOTS / "sweeps.png"), full_page=True)
+
+
+def fill_sweep(page, values: str, seeds: str) -> None:
+    """Type a sweep on the Sweeps page: these values of K, 8 new tokens, ``seeds`` seeds per prompt,
+    and the one prompt "def main():\\n"."""
+    for label, value in (("Values of K (comma-separated)", values), ("New tokens per run", "8"),
+                         ("Seeds per prompt", seeds)):
+        page.get_by_label(label).fill(value)
+        page.get_by_label(label).press("Enter")
+    prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
+    prompts.fill("def main():\\n")
+    prompts.press("Control+Enter")
 
 
 def test_edit_table_updates_results(server, browser_page):
@@ -815,13 +821,7 @@ def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(
     expect(page.get_by_text("Repeated values merged: K = 2 runs once.")).to_be_visible(timeout=120_000)
     settle(page)
 
-    for label, value in (("Values of K (comma-separated)", "1, 2"), ("New tokens per run", "8"),
-                         ("Seeds per prompt", "2")):
-        page.get_by_label(label).fill(value)
-        page.get_by_label(label).press("Enter")
-    prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
-    prompts.fill("def main():\\n")
-    prompts.press("Control+Enter")
+    fill_sweep(page, "1, 2", seeds="2")
     expect(page.get_by_text("generations of up to 8 tokens (12 speculative, 2 target-alone)")).to_be_visible(
         timeout=120_000)
     settle(page)

@@ -295,3 +295,24 @@ def test_method_all_skips_a_rule_too_large_and_names_it_on_one_line():
 
     assert_one_line_error(run("exact", "--preset", "binary-toy", "--method", "lp_optimal", "--K", "8", "--L", "4"),
                           "tree LP for V=2, K=8, L=4 is too large")
+
+
+def test_method_all_skips_every_rule_that_refuses_by_size(tmp_path):
+    """Issue 24, item 5: V = 8, K = 16, L = 1: TD-optimal's per-node LP, the tree LP and the
+    enumerations of SpecTr, SpecInfer, Traversal and OTV are past their limits; each is skipped on
+    its own stderr line with its reason, and the rules with a model-level programme are computed
+    (SD's E[τ] = Σ min(p, q) = 1/8 + 7·0.1 = 0.825)."""
+    p = write(tmp_path, "p.json", {"kind": "iid", "probs": [1 / 8] * 8})
+    q = write(tmp_path, "q.json", {"kind": "iid", "probs": [0.3] + [0.1] * 7})
+    out = run("exact", "--draft", p, "--target", q, "--method", "all", "--K", "16", "--L", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    skipped = {s["method"]: s["reason"] for s in data["skipped"]}
+    assert {"td_optimal", "lp_optimal", "spectr"} <= set(skipped)
+    assert "td_optimal solves a linear program over every multiset of 16 tokens" in skipped["td_optimal"]
+    assert "would take about" in skipped["spectr"]
+    notes = out.stderr.splitlines()
+    assert notes == [f"note: {m} skipped: {r}" for m, r in skipped.items()]
+    computed = {r["method"]: r for r in data["results"]}
+    assert set(computed).isdisjoint(skipped) and "sd" in computed
+    assert computed["sd"]["expected_accepted"] == pytest.approx(0.825, abs=1e-12)
