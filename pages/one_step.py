@@ -323,9 +323,9 @@ with errors.guard("the drafts"):
         charts.chart(figures.compare_methods_bar(rows), key="step_compare")
         st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
-            hide_index=True, width="stretch", key="step_compare_table",
+            hide_index=True, width="stretch", key="step_compare_table", placeholder=text.DASH,
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
-        st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (empty "
+        st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (a dash "
                    "where a method has no closed form and too many coin outcomes).")
 
 toy_config.copy_configuration(
