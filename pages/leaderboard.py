@@ -17,13 +17,13 @@ from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, leaderboard
 from core.sweep.work import KEY_COLUMNS
-from pages.ui import charts, errors, figures, routing, toy_config
+from pages.ui import charts, errors, figures, results_root, routing, text, toy_config
 from pages.ui.text import all_methods
 
 routing.router_guard()
 
 ss = st.session_state
-SOURCES = ("Run a small sweep now", "Open a results folder")
+SOURCES = ("Run a small sweep now", "Open a results folder", "Upload results")
 #: The sweep the page proposes: 60 instances, about 10 s on two cores once the cluster is up.
 ss.setdefault("lb_families", ["iid", "markov", "near"])
 ss.setdefault("lb_V", [2])
@@ -100,18 +100,33 @@ if source == SOURCES[0]:
                                f"folder is `{out}`."}
         except Exception as exc:  # noqa: BLE001
             errors.show(exc, "the sweep")
-else:
-    path = st.text_input("Results folder (written by `python -m core sweep --out …`)", key="lb_path")
+elif source == SOURCES[1]:
+    # Only under the results root: a hosted app must not open the server's other files.
+    path = st.text_input(f"Results folder under {results_root.shown_root()} (written by `python -m core sweep "
+                         f"--out {results_root.shown_root()}NAME`)", key="lb_path",
+                         help=f"A name under the server's results root ({results_root.ENV}); a path "
+                              "elsewhere, \"..\" or a link out of it is refused. Upload your own results instead.")
     if st.button("Open", type="primary", key="lb_open"):
         try:
-            ss["lb_result"] = {"frame": read_results(path.strip()), "origin": f"Results read from `{path.strip()}`."}
+            ss["lb_result"] = {"frame": results_root.read(path), "origin": f"Results read from `{path.strip()}`."}
         except Exception as exc:  # noqa: BLE001
             ss.pop("lb_result", None)
             errors.show(exc, "the results folder")
+else:
+    files = st.file_uploader("Parquet files of a sweep (e.g. every part-….parquet of a results folder)",
+                             type=["parquet"], accept_multiple_files=True, key="lb_upload")
+    if files and st.button("Open", type="primary", key="lb_open_upload"):
+        try:
+            ss["lb_result"] = {"frame": results_root.read_uploads((f.name, f.getvalue()) for f in files),
+                               "origin": f"Results read from {len(files)} uploaded file{'s' * (len(files) > 1)}: "
+                                         + ", ".join(f"`{f.name}`" for f in files) + "."}
+        except Exception as exc:  # noqa: BLE001
+            ss.pop("lb_result", None)
+            errors.show(exc, "the uploaded results")
 
 result = ss.get("lb_result")
 if not result:
-    st.info("Run a sweep, or open a results folder, to see the leaderboard.")
+    st.info("Run a sweep, open a results folder or upload results to see the leaderboard.")
     st.stop()
 
 frame: pd.DataFrame = result["frame"]
@@ -128,7 +143,7 @@ st.markdown(f"{board['instances']} instances; the mean {name} of each rule with 
             f"and its largest fidelity error TV(output law, target).")
 st.dataframe(pd.DataFrame([{
     "rule": figures.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
-    f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": f"{m['max_tv']:.1e}",
+    f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": text.number(m["max_tv"]),
     "worst instance": "{family} V={V} K={K} L={L} #{index}".format(**m["worst"])} for m in board["methods"]]),
     hide_index=True, width="stretch", key="lb_board")
 
@@ -156,8 +171,9 @@ worst = frame[frame["method"] == rule].sort_values(score, kind="stable").head(10
 st.markdown(f"The {len(worst)} instances with the lowest {name} of {figures.short(rule)}, lowest first "
             f"(mismatch: m for iid, markov and table, ε for near).")
 st.dataframe(worst[columns].rename(columns={"expected_accepted": "E[τ]", "ratio_lp": "E/LP", "lp": "LP",
-                                            "fidelity_tv": "TV"}),
-             hide_index=True, width="stretch", key="lb_worst")
+                                            "fidelity_tv": "TV"}).assign(TV=lambda t: t["TV"].map(text.number)),
+             hide_index=True, width="stretch", key="lb_worst",
+             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("mismatch", "E[τ]", "LP", "E/LP")})
 rows = worst.to_dict("records")
 pick = st.selectbox("Open an instance in the toy laboratory", range(len(rows)), key="lb_pick",
                     format_func=lambda i: "{family} V={V} K={K} L={L} #{index}".format(**rows[i])

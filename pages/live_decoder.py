@@ -23,6 +23,12 @@ st.markdown(pair_picker.LEGEND_HTML, unsafe_allow_html=True)
 
 methods = pair_picker.decoder_methods()
 ss = st.session_state
+# The comparison's controls are drawn only once a generation is shown, and Streamlit forgets a
+# widget's value after a run that did not draw it: a pair switch (whose run stops at "Press
+# Generate") emptied "Methods".  Re-assigned here, on every run, they are the session's own values.
+for _key in ("dec_compare", "dec_baseline"):
+    if _key in ss:
+        ss[_key] = ss[_key]
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
 ss.setdefault("dec_method", "rbv" if "rbv" in methods else methods[0])
 ss.setdefault("dec_K", 2)
@@ -189,10 +195,13 @@ if tree_box is not None and gen.iterations:
 # -- compare methods ----------------------------------------------------------------------------
 st.header("Compare methods on the same prompt and seed")
 ss.setdefault("dec_compare", [x for x in ("bv", "spectr", "spectr_gbv", "rbv") if x in methods])
+ss.setdefault("dec_baseline", True)
 chosen = st.multiselect("Methods", methods, key="dec_compare", format_func=figures.short)
-baseline = st.checkbox("Include the target alone (for the speedup)", value=True, key="dec_baseline")
-if st.button("Compare", key="dec_compare_go"):
-    runs = [(x, x) for x in chosen] + ([("Target alone", "autoregressive")] if baseline else [])
+baseline = st.checkbox("Include the target alone (for the speedup)", key="dec_baseline")
+if not chosen:
+    st.info("Choose at least one method under *Methods* to compare.")
+if st.button("Compare", key="dec_compare_go", disabled=not chosen):
+    runs = [(figures.short(x), x) for x in chosen] + ([("Target alone", "autoregressive")] if baseline else [])
     bar = st.progress(0.0, text="Comparing")
     out = {}
     for j, (name, x) in enumerate(runs):
@@ -209,15 +218,18 @@ if cmp_:
     base = cmp_.get("autoregressive")
     for r, x in zip(rows, cmp_.values()):
         r["speedup vs target alone"] = (x.tokens_per_second / base.tokens_per_second) if base else None
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table",
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table", placeholder=text.DASH,
                  column_config={k: st.column_config.NumberColumn(format="%.3f") for k in
                                 ("block efficiency", "tokens/s", "draft s", "target s", "verify s", "other s",
                                  "speedup vs target alone")})
     spec_runs = {k: v for k, v in cmp_.items() if k != "autoregressive"}
     a, b = st.columns(2)
     with a:
-        charts.chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
-                     key="dec_cmp_accept")
+        if spec_runs:
+            charts.chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
+                         key="dec_cmp_accept")
+        else:     # every method failed: no acceptance to draw (an empty chart read as a −1..1 axis)
+            st.info("No speculative run finished, so there is no acceptance per position to draw.")
     with b:
         charts.chart(figures.time_split({k: {"draft": v.time_draft_s, "target": v.time_target_s,
                                               "verify": v.time_verify_s, "other": v.time_other_s}

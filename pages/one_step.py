@@ -103,12 +103,51 @@ def parent_accepts_note(event: Event) -> str:
             f"with that probability and the extra token is drawn from T.")
 
 
+def reveal_position(n: int, drafts: tuple) -> int:
+    """How many of the ``n`` steps are revealed.  New drafts (``drafts``: the configuration, the two
+    seeds and the method) and a first visit start at 0, nothing revealed; a position from the URL
+    (``step_shown``, set by toy_config) is applied once, within range."""
+    ss = st.session_state
+    from_url = ss.pop("step_shown", None)
+    if from_url is not None:
+        ss.step_pos = min(int(from_url), n)
+    elif ss.get("step_pos_for") != drafts:
+        ss.step_pos = 0
+    ss.step_pos_for = drafts
+    ss.step_pos = min(int(ss.get("step_pos", 0)), n)
+    return ss.step_pos
+
+
+def _move(to: int) -> None:
+    st.session_state.step_pos = max(0, int(to))
+
+
+def reveal_buttons(n: int, what: str) -> None:
+    """Next, back, start over and reveal all, with where the verification stands.  The total ``n`` is
+    named only once the last step is revealed: before that it would tell how the verification ends
+    (a Traversal walk of 5 steps on drafts of length 2 means that the first leaf passed)."""
+    at = st.session_state.step_pos
+    done = at >= n
+    c1, c2, c3, c4, c5 = st.columns([1, 1, 1, 1, 3], vertical_alignment="center")
+    c1.button(f"Next {what}", type="primary", key="step_next", disabled=done, on_click=_move, args=(at + 1,),
+              icon=":material/skip_next:")
+    c2.button("Back", key="step_back", disabled=at == 0, on_click=_move, args=(at - 1,),
+              icon=":material/skip_previous:")
+    c3.button("Start over", key="step_restart", disabled=at == 0, on_click=_move, args=(0,),
+              icon=":material/replay:")
+    c4.button("Reveal all", key="step_all", disabled=done, on_click=_move, args=(n,),
+              help=f"Reveal every {what} at once: this gives away the ending.")
+    c5.markdown(f"**The verification ended after {n} {what}{'s' * (n != 1)}.**" if done else
+                f"**{what.capitalize()} {at} revealed**; press *Next {what}* for the next one." if at else
+                f"Nothing revealed yet: press *Next {what}* to watch the first {what}.")
+
+
 cfg = toy_config.toy_config(methods=False, page_params=tuple(toy_config.STEP_PARAMS))
 st.title("One iteration, step by step")
 st.markdown(
     "One round of speculative decoding, slowed down. The draft model **p** writes **K** drafts of "
     "**L** tokens; drafts that begin alike share nodes of the **draft tree**. The verifier then makes "
-    "its acceptance tests one by one. Move the slider to reveal them: each test passes or fails with "
+    "its acceptance tests one by one. Press *Next* to reveal them: each test passes or fails with "
     "the probability shown on hover, the failed sub-blocks form the set **H**, and at the end the "
     "accepted sub-block is followed by **one extra token** from the residual (or a bonus token from q).")
 if cfg is None:
@@ -162,31 +201,25 @@ with errors.guard("the drafts"):
     walker = method in WALKERS
     events = walk_events(verdict.trace, block.L, method) if walker else []
     steps = events if walker else tests
-    what = "steps" if walker else "tests"
-    # The slider's key follows the number of steps, so new drafts start fully revealed; a position
-    # from the URL (``step_shown``, set by toy_config) is applied once, within range.
-    reveal_key = f"step_{'walk' if walker else 'upto'}_{len(steps)}"
-    from_url = st.session_state.pop("step_shown", None)
-    if from_url is not None or reveal_key not in st.session_state:
-        st.session_state[reveal_key] = len(steps) if from_url is None else min(int(from_url), len(steps))
+    what = "step" if walker else "test"
+    shown = reveal_position(len(steps), (cfg.spec, cfg.K, cfg.L, int(seed), int(coin), method))
     if steps:
-        shown = st.slider(f"{what.capitalize()} revealed", 0, len(steps), key=reveal_key,
-                          help="Slide back to replay the verification from the first " + what[:-1] + ".")
+        reveal_buttons(len(steps), what)
     else:
-        shown = 0
         st.caption("This method made no random acceptance test on these drafts.")
     toy_config.write_page_url({"method": method, "draft_seed": int(seed), "coin_seed": int(coin), "shown": shown})
     complete = shown >= len(steps)
     upto = sum(e.kind == "test" for e in events[:shown]) if walker else shown
     current = events[shown - 1].node if walker and 0 < shown < len(steps) else None
-    title = (f"{figures.short(method)}: τ = {verdict.tau} accepted, extra token {verdict.extra}"
-             if complete else f"{figures.short(method)}: after {shown} of {len(steps)} {what}")
+    title = (f"{figures.short(method)}: τ = {verdict.tau} accepted, extra token {verdict.extra}" if complete else
+             f"{figures.short(method)}: after {what} {shown}" if shown else
+             f"{figures.short(method)}: before the first {what}")
     charts.chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
                                     extra=verdict.extra, title=title, current=current), key="step_tree")
     st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
                "is labelled by its last token and stands for the whole path from the root. Grey labels on "
                "the branches name the drafts that take them. The blue ring marks the latest "
-               f"{what[:-1]} revealed; the gold star is the extra token, at depth τ + 1.")
+               f"{what} revealed; the gold star is the extra token, at depth τ + 1.")
 
     H = [figures.tokens_str(t.node) for t in tests[:upto] if not t.passed]
     if walker:
@@ -215,9 +248,13 @@ with errors.guard("the drafts"):
             columns = ["#", "step", "node", "w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A", "result"]
             numbers = ["w (parent)", "T(c)", "w·T(c)", "S(c)", "w", "A"]
             log = pd.DataFrame([e.row for e in events[:shown]], columns=columns)
-            # A step that has no such value leaves its cell blank (not "None"); the numbers stay numbers.
+            # A step that has no such value leaves its cell blank, not "None": the styler's na_rep for
+            # the text it sends, the grid's placeholder for what the browser draws (it draws a null
+            # cell as "None" whatever the styler says).  The numbers stay numbers; the result column
+            # is wide enough for "T updated without 0".
             st.dataframe(log.style.format("{:.4f}", subset=numbers, na_rep="").format(na_rep="", subset=[
-                c for c in columns if c not in numbers]), hide_index=True, width="stretch", key="step_walk_log")
+                c for c in columns if c not in numbers]), hide_index=True, width="stretch", key="step_walk_log",
+                placeholder="", column_config={"result": st.column_config.TextColumn(width="medium")})
             last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
             if last is not None:
                 b = last.node
@@ -266,9 +303,9 @@ with errors.guard("the drafts"):
     ending = complete or st.toggle(
         "Show the ending now: every method's τ on these drafts", key="step_spoil",
         help="This gives away how the verification above ends; it is shown by itself once the last "
-             + what[:-1] + " is revealed.")
+             + what + " is revealed.")
     if not ending:
-        st.info(f"Reveal the last {what[:-1]} above (or use the toggle) to compare every method on these "
+        st.info(f"Reveal the last {what} above (or use the toggle) to compare every method on these "
                 "drafts: the comparison gives away the ending.")
     else:
         compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, cfg.K, cfg.L) <= cached.LP_AUTO]
@@ -286,9 +323,9 @@ with errors.guard("the drafts"):
         charts.chart(figures.compare_methods_bar(rows), key="step_compare")
         st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
-            hide_index=True, width="stretch", key="step_compare_table",
+            hide_index=True, width="stretch", key="step_compare_table", placeholder=text.DASH,
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
-        st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (empty "
+        st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (a dash "
                    "where a method has no closed form and too many coin outcomes).")
 
 toy_config.copy_configuration(
@@ -296,4 +333,4 @@ toy_config.copy_configuration(
     label="Copy this configuration: the command line that reproduces these numbers",
     caption=f"The command gives {figures.short(method)}'s exact law of τ over every draw of the drafts and "
             f"coins; this one iteration (draft seed {int(seed)}, coin seed {int(coin)}, {shown} "
-            f"{what} revealed) is in this page's address: copy it to share this exact step.")
+            f"{what}{'s' * (shown != 1)} revealed) is in this page's address: copy it to share this exact step.")

@@ -53,7 +53,7 @@ with right:
                  help="V = 2, p = (2/3, 1/3), q = (1/3, 2/3), L = 2: SD gets 10/9, BV 11/9, the acausal bound 12/9.")
     st.caption("p = (2/3, 1/3), q = (1/3, 2/3), L = 2: why checking a block beats checking tokens.")
     st.page_link(routing.toy_lab(), label="Why several drafts help", icon=":material/account_tree:",
-                 query_params={"preset": "several-drafts"},
+                 query_params={"preset": "several-drafts", "section": "drafts"},
                  help="A noisy draft of a peaked Markov target: watch E[τ] grow with K.")
     st.caption("A noisy draft of a peaked Markov target: E[τ] against K for every method.")
     st.page_link(routing.claims(), label="Is SpecTr-GBV lossless?", icon=":material/gavel:",

@@ -4,28 +4,56 @@ expectation given the drafts; CSV and JSON with readable column names."""
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.analysis.intervals import t_975
-from pages.ui import charts, errors, figures, pair_picker, routing
+from core.analysis.intervals import bounded_t_interval
+from core.rules.registry import REGISTRY
+from pages.ui import charts, errors, figures, pair_picker, routing, text
 
 routing.router_guard()
 
 AXES = {"K": "number of drafts K", "L": "draft length L", "T": "temperature T"}
 DEFAULT_VALUES = {"K": "1, 2, 3, 4", "L": "1, 2, 4, 6", "T": "0, 0.5, 1"}
+#: The values each knob takes, as on every other page (the live decoder's sliders): K and L whole.
+LIMITS = {"K": (1, 8), "L": (1, 8), "T": (0.0, 2.0)}
 #: Readable names of a run's columns (in the CSV and JSON); the others keep theirs.
 RUN_NAMES = {"block_efficiency": "block efficiency", "tokens_per_second": "tokens per second",
-             "tokens": "tokens generated", "iterations": "target calls",
+             "tokens": "tokens generated", "iterations": "target calls", "drafts_drawn": "drafts drawn",
              "exact_given_drafts": "1 + E[τ | drafts]", "alpha_star_root": "root α*(K), mean over iterations"}
-DASH = "—"
 
 
 def ci_names(what: str) -> dict[str, str]:
     """Readable names of a summary's mean and interval columns for the quantity ``what``."""
     return {"mean": what, "lo": f"{what}, 95% CI low", "hi": f"{what}, 95% CI high"}
+
+
+def parse_values(text_: str, axis: str) -> tuple[list, str | None]:
+    """The values of ``axis`` written in ``text_`` (commas or semicolons), sorted with repeats merged,
+    and a sentence naming the merged repeats (None if none); ValueError with the sentence to show
+    for a value that is not a number within ``LIMITS``."""
+    lo, hi = LIMITS[axis]
+    whole = axis in ("K", "L")
+    rule = (f"whole numbers from {lo} to {hi}" if whole else f"numbers from {lo:g} to {hi:g}")
+    try:
+        values = [float(v) for v in text_.replace(";", ",").split(",") if v.strip()]
+    except ValueError:
+        values = None
+    if not values or any(not math.isfinite(v) or (whole and v != int(v)) for v in values):
+        raise ValueError(f"Write the values of {axis} as {rule}, separated by commas.")
+    outside = [v for v in values if not lo <= v <= hi]
+    if outside:
+        raise ValueError(f"{axis} goes from {lo:g} to {hi:g} here, as on the other pages; "
+                         f"{', '.join(f'{v:g}' for v in outside)} is outside. Write {rule}.")
+    values = [int(v) if whole else v for v in values]
+    merged = sorted(set(values))
+    repeats = [v for v in merged if values.count(v) > 1]
+    note = (f"Repeated values merged: {', '.join(f'{axis} = {v:g}' for v in repeats)} runs once."
+            if repeats else None)
+    return merged, note
 
 
 st.title("Sweeps: block efficiency and speedup against K, L and T")
@@ -53,9 +81,9 @@ axis = c1.radio("Sweep over", list(AXES), key="sw_axis", format_func=AXES.get, h
 values_text = c2.text_input(f"Values of {axis} (comma-separated)", value=DEFAULT_VALUES[axis], key=f"sw_values_{axis}")
 chosen = st.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
 f1, f2, f3, f4, f5 = st.columns(5)
-K = f1.slider("K (when fixed)", 1, 8, key="sw_K", disabled=axis == "K")
-L = f2.slider("L (when fixed)", 1, 8, key="sw_L", disabled=axis == "L")
-T = f3.slider("T (when fixed)", 0.0, 2.0, step=0.1, key="sw_T", disabled=axis == "T")
+K = f1.slider("K (when fixed)", *LIMITS["K"], key="sw_K", disabled=axis == "K")
+L = f2.slider("L (when fixed)", *LIMITS["L"], key="sw_L", disabled=axis == "L")
+T = f3.slider("T (when fixed)", *LIMITS["T"], step=0.1, key="sw_T", disabled=axis == "T")
 n_tokens = f4.number_input("New tokens per run", 8, 512, step=8, key="sw_tokens")
 n_seeds = f5.number_input("Seeds per prompt", 1, 20, key="sw_seeds")
 prompts_text = st.text_area("Prompts (one per line; write \\n for a newline)", key="sw_prompts", height=90)
@@ -68,24 +96,14 @@ if pair is None:
 if "sw_result" in ss and ss["sw_result"]["pair"] != pair_picker.pair_id(pair):
     del ss["sw_result"]      # a sweep of another pair is not this pair's
 
-error = None
 try:
-    values = [float(v) for v in values_text.replace(";", ",").split(",") if v.strip()]
-    if not values:
-        raise ValueError
-    if axis in ("K", "L"):
-        if any(v != int(v) or v < 1 for v in values):
-            raise ValueError
-        values = [int(v) for v in values]
-    elif any(v < 0 for v in values):
-        raise ValueError
-except ValueError:
-    error = f"Write the values of {axis} as numbers separated by commas" + (
-        " (whole numbers ≥ 1)." if axis in ("K", "L") else " (≥ 0).")
-prompts = [p.replace("\\n", "\n") for p in prompts_text.splitlines() if p.strip()]
-if error:
-    st.error(error)
+    values, merged_note = parse_values(values_text, axis)
+except ValueError as exc:
+    st.error(str(exc))
     st.stop()
+if merged_note:
+    st.caption(merged_note)
+prompts = [p.replace("\\n", "\n") for p in prompts_text.splitlines() if p.strip()]
 if not prompts:
     st.error("Write at least one prompt.")
     st.stop()
@@ -111,16 +129,20 @@ if st.button("Run sweep", type="primary", key="sw_go"):
     for v in values:
         k, l, t = (v if axis == "K" else K), (v if axis == "L" else L), (v if axis == "T" else T)
         for m in chosen:
+            # A single-draft rule checks draft 1 only: drawing K drafts would only cost it time, and
+            # its speedup would fall with K for nothing.  It draws one, whatever K is.
+            drawn = 1 if REGISTRY[m].single_draft else int(k)
             for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
-                        g = pair_picker.generate(pair, m, int(k), int(l), float(t), prompt, int(n_tokens), s)
+                        g = pair_picker.generate(pair, m, drawn, int(l), float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
                         errors.show(exc, "the run", prefix=f"{figures.short(m)} at {axis} = {v}: ")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
-                    rows.append({"method": m, "K": int(k), "L": int(l), "T": float(t), "prompt": prompt, "seed": s,
+                    rows.append({"method": m, "K": int(k), "drafts_drawn": drawn, "L": int(l), "T": float(t),
+                                 "prompt": prompt, "seed": s,
                                  "block_efficiency": g.metrics.block_efficiency,
                                  "tokens_per_second": g.metrics.tokens_per_second,
                                  "tokens": g.metrics.tokens_generated, "iterations": g.metrics.iterations,
@@ -157,20 +179,38 @@ if not base.empty:
     df["speedup"] = df["tokens_per_second"] / df["T"].map(ar)
 
 
+#: What each summarized quantity can be: (its name, lowest, highest given L, the bounds in words).
+BOUNDS = {"block_efficiency": ("block efficiency", 1.0, lambda L: L + 1.0, "below 1 or above L + 1"),
+          "speedup": ("speedup", 0.0, lambda L: np.inf, "below 0")}
+
+
 def summarize(col: str) -> pd.DataFrame:
     """Per method and x: the mean of ``col`` over its n runs ("count") and, where n ≥ 2, the 95%
-    confidence interval mean ± t_{0.975, n−1}·s/√n, s the sample standard deviation; lo and hi
-    are NaN where n = 1 (no spread is seen, so no interval is claimed)."""
+    confidence interval mean ± t_{0.975, n−1}·s/√n, s the sample standard deviation, cut to the
+    values the mean can take (``BOUNDS``: block efficiency 1 to L + 1, speedup ≥ 0;
+    ``core.analysis.intervals.bounded_t_interval`` says why); "cut" marks the points where a bound
+    moved an end.  lo and hi are NaN where n = 1 (no spread is seen, so no interval is claimed)."""
     out = df.groupby(["method", ax], sort=False)[col].agg(["mean", "std", "count"]).reset_index()
-    t = out["count"].map(lambda n: t_975(n - 1) if n >= 2 else np.nan)
-    half = t * out["std"] / np.sqrt(out["count"])
-    out["lo"], out["hi"] = out["mean"] - half, out["mean"] + half
+    _, lower, upper, _ = BOUNDS[col]
+    Ls = out[ax].to_numpy() if ax == "L" else np.full(len(out), df["L"].iloc[0])
+    out["lo"], out["hi"], out["cut"] = bounded_t_interval(out["mean"], out["std"], out["count"], lower=lower,
+                                                          upper=np.array([upper(L) for L in Ls]))
     return out
+
+
+def cut_note(col: str, frame: pd.DataFrame) -> str:
+    """One sentence naming the points whose interval was cut at a bound; "" when none was."""
+    cut = frame[frame["cut"]]
+    if cut.empty:
+        return ""
+    name, _, _, bounds = BOUNDS[col]
+    where = ", ".join(f"{figures.short(m)} at {ax} = {x:g}" for m, x in zip(cut["method"], cut[ax]))
+    return f"Cut at a bound (the {name} interval reached {bounds}): {where}."
 
 
 def shown(v) -> str:
     """A summary value as the table shows it: three decimals, or a dash where there is none."""
-    return DASH if pd.isna(v) else f"{v:.3f}"
+    return text.DASH if pd.isna(v) else f"{v:.3f}"
 
 
 def records(frame: pd.DataFrame) -> list[dict]:
@@ -184,15 +224,22 @@ be = be.merge(theory, on=["method", ax], how="left")
 charts.chart(figures.sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
                                  title=f"Block efficiency against {AXES[ax]}", xlab=AXES[ax],
                                  ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be")
+notes = [cut_note("block_efficiency", be)]
 summary = be.rename(columns={"count": "runs", "exact_given_drafts": RUN_NAMES["exact_given_drafts"],
-                             **ci_names("block efficiency")}).drop(columns=["std"])
+                             **ci_names("block efficiency")}).drop(columns=["std", "cut"])
+single = [m for m in res["config"]["methods"] if REGISTRY[m].single_draft]
 if "speedup" in df:
     sp = summarize("speedup")
+    notes.append(cut_note("speedup", sp))
     charts.chart(figures.sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
                                      xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)",
                                      runs="count"), key="sw_speedup")
     names = ci_names("speedup")
     summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
+if single and ax == "K":
+    st.caption(f"{' and '.join(figures.short(m) for m in single)} check one draft, so they draw one whatever "
+               "K is (the column “drafts drawn” of the CSV): their points at every K are runs of the same "
+               "decoder, flat up to noise. Drawing K drafts for them would only make them slower as K grows.")
 n_lo, n_hi = int(summary["runs"].min()), int(summary["runs"].max())
 runs_text = f"{n_lo} run{'s' * (n_lo > 1)}" if n_lo == n_hi else f"between {n_lo} and {n_hi} runs"
 st.caption(
@@ -202,7 +249,11 @@ st.caption(
     + "The 95% confidence interval is mean ± t·s/√n, with n the runs, s their sample standard deviation "
     "and t the 97.5% quantile of Student's t with n − 1 degrees of freedom; it treats the runs as "
     "independent draws, prompts "
-    "included. A dash marks a value that does not exist: no interval where a point has one run, no "
+    "included. It is cut to what a mean can be (block efficiency from 1 to L + 1 tokens per target call, a "
+    "speedup from 0): the true mean is always inside those bounds, so the cut interval keeps the t-interval's "
+    "coverage and never names an impossible value. "
+    + " ".join(n for n in notes if n) + (" " if any(notes) else "")
+    + "A dash marks a value that does not exist: no interval where a point has one run, no "
     "1 + E[τ | drafts] for a rule without a closed form for it, no speedup where the target alone "
     "failed. The CSV leaves those cells empty; the JSON writes null.")
 numbers = [c for c in summary.columns if c not in ("method", ax, "runs")]
@@ -216,5 +267,6 @@ d1.download_button("Download all runs (CSV)", runs_df.to_csv(index=False), file_
                    mime="text/csv", key="sw_csv")
 d2.download_button("Download summary and settings (JSON)",
                    json.dumps({"config": res["config"], "summary": records(summary), "runs": records(runs_df),
-                               "target_alone": records(base_df)}, indent=2, default=float, allow_nan=False),
+                               "target_alone": records(base_df), "intervals_cut": [n for n in notes if n]},
+                              indent=2, default=float, allow_nan=False),
                    file_name=f"sweep_{ax}.json", mime="application/json", key="sw_json")

@@ -68,6 +68,15 @@ def open_box(at: AppTest, key: str) -> AppTest:
     return at
 
 
+def reveal(at: AppTest, shown: int) -> AppTest:
+    """Reveal the first ``shown`` steps of the One-step page's verification (where its buttons would
+    take it: ``pages/one_step.py``, ``step_pos``) and rerun."""
+    at.session_state["step_pos"] = shown
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def slider(at: AppTest, key: str):
     return next(s for s in at.slider if s.key == key)
 

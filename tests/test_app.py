@@ -12,7 +12,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from tests.apptest import (APP, drawings, figure, figures_json, no_errors, open_box, open_page,  # noqa: E402
-                           pair_state, section, slider)
+                           pair_state, reveal, section, slider)
 
 # ------------------------------------------------------------------------------------------------
 # Start
@@ -325,14 +325,14 @@ def test_step_tree_nodes_follow_K_and_seed():
 
 def test_step_reveal_and_compare_methods():
     at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
-    reveal = next(s for s in at.slider if s.label == "Tests revealed")
-    n_tests = reveal.value
+    at.button(key="step_all").click().run()
+    n_tests = at.session_state["step_pos"]
     assert n_tests >= 1
     full = figure(at, "SpecTr-GBV")
     assert any(t.get("name") == "extra token (correction or bonus)" for t in full["data"])
-    reveal.set_value(0).run()
+    reveal(at, 0)
     no_errors(at)
-    partial = figure(at, "after 0 of")
+    partial = figure(at, "before the first test")
     assert not any(t.get("name") == "extra token (correction or bonus)" for t in partial["data"])
     assert not any("same drafts" in f["layout"]["title"]["text"] for f in figures_json(at))  # no spoiler
     at.toggle(key="step_spoil").set_value(True).run()
@@ -340,6 +340,8 @@ def test_step_reveal_and_compare_methods():
     assert len(compare["data"][0]["x"]) >= 7
     at.selectbox(key="step_method").set_value("bv").run()
     no_errors(at)
+    assert figure(at, "BV: before the first test")       # another verification to watch: hidden again
+    at.button(key="step_all").click().run()
     assert figure(at, "BV: τ")
     assert figure(at, "Extra token")
 
@@ -547,3 +549,191 @@ def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
                          text=True, timeout=900, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert "ERRORS []" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert "LOADED True" in out.stdout, out.stdout[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24: words that say what was checked
+# ------------------------------------------------------------------------------------------------
+
+def test_lab_monte_carlo_tests_the_output_law_and_says_what_each_check_covers():
+    """Item 9: beside "E[τ] in the interval?", each method's sampled outputs s·y are tested against its
+    own exact output law (chi-square), with the numbers core gives for the same seed; the caption says
+    that the E[τ] check covers the mean only and that agreeing with its own law is not losslessness."""
+    from core.analysis.exact import exact_analysis
+    from core.analysis.montecarlo import monte_carlo, output_law_test
+    from pages.ui import figures
+    from toy_models import PRESETS
+
+    at = open_page("pages/toy_lab.py", query={"preset": "gbv-lossless", "section": "monte-carlo",
+                                              "methods": "bv,spectr_gbv", "mc_n": "3000", "mc_seed": "0"})
+    no_errors(at)
+    table = next(d.value for d in at.dataframe if "output law: χ² p-value" in d.value.columns).set_index("method")
+    assert "agrees?" not in table.columns
+    pr = PRESETS["gbv-lossless"]
+    for m in ("bv", "spectr_gbv"):
+        law = exact_analysis(m, pr.draft, pr.target, 2, 2).output_law
+        test = output_law_test(monte_carlo(m, pr.draft, pr.target, 2, 2, 3000, 0), law)
+        row = table.loc[figures.short(m)]
+        assert row["output law: χ² p-value"] == pytest.approx(test.p_value, abs=1e-12)
+        assert row["TV(sampled, exact law)"] == pytest.approx(test.tv, abs=1e-12)
+        assert row["output law matches the exact law?"] == ("yes" if test.p_value >= 0.05 else "no")
+    assert table.loc["SpecTr-GBV", "output law matches the exact law?"] == "yes"   # p = 0.09 at this seed
+    caption = " ".join(c.value for c in at.caption)
+    assert "compares the mean only" in caption and "not whether the method is lossless" in caption
+
+
+def test_claims_timing_verdict_is_worded_as_a_measurement():
+    """Item 9: the O(|Ω|) verdict is a wall-clock fit: its heading and the summary say "consistent
+    with the timing" (or not), never "holds here"; the exact verdicts keep "holds here"/"fails here"."""
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
+    no_errors(at)
+    heading = next(h.value for h in at.subheader if h.value.startswith("Verification in O(|Ω|)"))
+    assert "holds here" not in heading and "fails here" not in heading
+    assert "consistent with the timing" in heading and heading.endswith("(measured)")
+    summary = next(d.value for d in at.dataframe if "how" in d.value.columns).set_index("claim")
+    assert summary.loc["Verification in O(|Ω|)", "verdict"] in ("consistent with the timing",
+                                                                "not consistent with the timing")
+    assert summary.loc["Lossless", "verdict"] == "fails here"
+    body = " ".join(m.value for m in at.markdown)
+    assert "least-squares fit of log time" in body and "This is a timing, not a proof" in body
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 7: presets and start links show the best rules
+# ------------------------------------------------------------------------------------------------
+
+BEST = ["Traversal", "OTV", "TD-optimal"]
+
+
+def _start_links() -> dict[str, tuple[str, dict]]:
+    """The start page's preset links: label → (page, query parameters)."""
+    from urllib.parse import parse_qsl
+    at = open_page("pages/start.py")
+    return {l.proto.label: (l.proto.page, dict(parse_qsl(l.proto.query_string)))
+            for l in at.get("page_link") if l.proto.query_string}
+
+
+@pytest.mark.parametrize("preset", ["binary-toy", "several-drafts", "gbv-lossless"])
+def test_every_preset_shows_traversal_otv_and_td_optimal_even_after_they_were_removed(preset):
+    at = open_page("pages/toy_lab.py", query={"preset": preset})
+    no_errors(at)
+    table = _lab_table(at).set_index("method")
+    assert set(BEST) <= set(table.index)
+    assert all(table.loc[m, "lossless?"] == "yes" for m in BEST)
+    at.sidebar.multiselect(key="toy_methods").set_value(["sd", "bv"]).run()
+    assert set(_lab_table(at)["method"]) == {"SD", "BV"}
+    again = open_page("pages/toy_lab.py", query={"preset": preset},
+                      state={"toy_methods": ["sd", "bv"]})     # a session that had removed them
+    assert list(_lab_table(again)["method"]) == ["SD", "BV", *BEST]
+
+
+def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_against_K():
+    links = _start_links()
+    assert links["Why several drafts help"] == ("toy_lab", {"preset": "several-drafts", "section": "drafts"})
+    page, query = links["Why several drafts help"]
+    at = open_page(f"pages/{page}.py", query=query, interactive=True)
+    no_errors(at)
+    from pages.ui.toy_config import LAB_SECTIONS
+    assert at.session_state["lab_section"] == LAB_SECTIONS["drafts"]
+    vs_K = figure(at, "against the number of drafts K")
+    names = {t["name"] for t in vs_K["data"]}
+    assert set(BEST) <= names
+    otv = next(t for t in vs_K["data"] if t["name"] == "OTV")
+    assert list(otv["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
+    for label in ("The binary toy of the block-verification paper", "Is SpecTr-GBV lossless?"):
+        page, query = links[label]
+        at = open_page(f"pages/{page}.py", query=query, interactive=True)
+        no_errors(at)
+        if page == "toy_lab":
+            assert set(BEST) <= set(_lab_table(at)["method"])
+        else:          # the claims page shows them for scale beside SpecTr-GBV's E[τ] against K
+            assert set(BEST) <= {t["name"] for t in figure(at, "against the number of drafts K")["data"]}
+
+
+def test_binary_toy_configuration_line_names_L_once():
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    slider(at, "toy_L").set_value(3).run()
+    no_errors(at)
+    line = next(m.value for m in at.markdown if m.value.startswith("**Configuration:**"))
+    assert "L = 3" in line and "L=2" not in line and "L = 2" not in line
+    preset = at.sidebar.selectbox(key="toy_preset")
+    assert preset.format_func("binary-toy").endswith("(opens at K = 1, L = 2)")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 8: raw values
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source,state,which", [
+    ("JSON", {"toy_json_p": '{"kind": "iid", "probs": [0.6, 0.5]}'}, "Draft (p)"),
+    ("JSON", {"toy_json_q": '{"kind": "iid", "probs": [0.6, 0.5]}'}, "Target (q)"),
+])
+def test_a_model_error_names_the_model_it_is_about(source, state, which):
+    at = open_page("pages/toy_lab.py", state={"toy_source": source, **state})
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error == f"{which}: probs sums to 1.1, not 1."
+
+
+def test_an_edited_table_with_a_negative_entry_names_the_model():
+    import pandas as pd
+    table = pd.DataFrame({"p (draft)": [0.5, 0.5], "q (target)": [-0.2, 1.2]}, index=["token 0", "token 1"])
+    at = open_page("pages/toy_lab.py", state={"toy_source": "Edit p and q (table)", "toy_edit_V": 2,
+                                              "toy_table_2": table, "toy_normalize": False})
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("Target (q): ")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 3: the live decoder's comparison
+# ------------------------------------------------------------------------------------------------
+
+def test_live_decoder_keeps_the_chosen_methods_across_a_pair_switch(tiny_pair, tmp_path):
+    """Generate, switch to another pair (the run stops at "Press Generate", without the comparison's
+    controls), Generate: "Methods" still holds the methods chosen before (the browser, where
+    Streamlit forgets an undrawn widget's value, is tests/test_browser.py)."""
+    from tests.apptest import make_tiny_pair
+    other = make_tiny_pair(tmp_path / "other")
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
+    at.button(key="dec_go").click().run()
+    at.multiselect(key="dec_compare").set_value(["bv", "otv"]).run()
+    at.checkbox(key="dec_baseline").uncheck().run()
+    at.sidebar.text_input(key="dec_target").set_value(other[0]).run()
+    at.sidebar.text_input(key="dec_draft").set_value(other[1]).run()
+    no_errors(at)
+    assert not at.multiselect and any("Generate" in i.value for i in at.info)     # not drawn in this run
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    assert at.session_state["dec_result"]["pair"][0] == other[0]
+    assert at.multiselect(key="dec_compare").value == ["bv", "otv"]
+    assert at.checkbox(key="dec_baseline").value is False
+    at.button(key="dec_compare_go").click().run()
+    no_errors(at)
+    assert list(at.dataframe[-1].value["method"]) == ["BV", "OTV"]
+
+
+def test_live_decoder_empty_comparison_gets_a_message_not_an_empty_chart(tiny_pair, monkeypatch):
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8}, interactive=True)
+    at.button(key="dec_go").click().run()
+    at.multiselect(key="dec_compare").set_value([]).run()
+    no_errors(at)
+    assert any("Choose at least one method" in i.value for i in at.info)
+    assert at.button(key="dec_compare_go").disabled
+    # every speculative run fails: the table keeps the target alone, and no empty acceptance chart
+    from pages.ui import pair_picker
+    real = pair_picker.generate
+
+    def fails(pair, method, *args, **kw):
+        if method != "autoregressive":
+            raise RuntimeError("boom")
+        return real(pair, method, *args, **kw)
+
+    monkeypatch.setattr(pair_picker, "generate", fails)
+    at.multiselect(key="dec_compare").set_value(["bv"]).run()
+    at.button(key="dec_compare_go").click().run()
+    assert not at.exception and any("BV: " in e.value and "RuntimeError" in e.value for e in at.error), [e.value for e in at.error]
+    assert list(at.dataframe[-1].value["method"]) == ["Target alone"]
+    assert any("No speculative run finished" in i.value for i in at.info)
+    titles = [f["layout"]["title"]["text"] for f in figures_json(at)]
+    assert sum("Acceptance per draft position" in t for t in titles) == 1   # the generation's own, not the comparison's

@@ -67,7 +67,21 @@ def chromium(playwright) -> str:
 
 
 @pytest.fixture(scope="module")
-def server(chromium):
+def results_dir(tmp_path_factory):
+    """The server's results root (``EXPLORER_RESULTS_ROOT``): a folder of the test's own, not the
+    checkout's results/."""
+    path = tmp_path_factory.mktemp("results").resolve()
+    before = os.environ.get("EXPLORER_RESULTS_ROOT")
+    os.environ["EXPLORER_RESULTS_ROOT"] = str(path)
+    yield path
+    if before is None:
+        del os.environ["EXPLORER_RESULTS_ROOT"]
+    else:
+        os.environ["EXPLORER_RESULTS_ROOT"] = before
+
+
+@pytest.fixture(scope="module")
+def server(chromium, results_dir):
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
     proc, url = start_server(ROOT, log, timeout_s=60)
     try:
@@ -226,7 +240,7 @@ LOADED_PLOTLY = "() => performance.getEntriesByType('resource').some(e => e.name
 
 #: (path, title, charts); by default every chart of these pages is drawn as SVG, and with
 #: ``?charts=interactive`` as a Plotly chart, except the start page's picture (always SVG)
-PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 3),
+PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 1),
          ("claims", "SpecTr-GBV", 3)]
 
 
@@ -414,13 +428,7 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
     page.get_by_test_id("stSidebarNav").get_by_text("Sweeps").click()   # same session: same pair
     outcome(page, heading(page, "Sweeps"))
     expect(loaded).to_contain_text(target)
-    for label, value in (("Values of K (comma-separated)", "1, 2"), ("New tokens per run", "8"),
-                         ("Seeds per prompt", "1")):
-        page.get_by_label(label).fill(value)
-        page.get_by_label(label).press("Enter")
-    prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
-    prompts.fill("def main():\\n")
-    prompts.press("Control+Enter")
+    fill_sweep(page, "1, 2", seeds="1")
     # The caption counts the generations: it shows once all four inputs have reached the script.
     plan = re.compile(r"(\d+) generations of up to 8 tokens \((\d+) speculative, 1 target-alone\)")
     expect(page.get_by_text(plan)).to_be_visible(timeout=120_000)
@@ -435,6 +443,18 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
         assert line["x"] == [1, 2]
         assert all(y >= 1.0 for y in line["y"])          # at least the extra token per target call
     page.screenshot(path=str(SHOTS / "sweeps.png"), full_page=True)
+
+
+def fill_sweep(page, values: str, seeds: str) -> None:
+    """Type a sweep on the Sweeps page: these values of K, 8 new tokens, ``seeds`` seeds per prompt,
+    and the one prompt "def main():\\n"."""
+    for label, value in (("Values of K (comma-separated)", values), ("New tokens per run", "8"),
+                         ("Seeds per prompt", seeds)):
+        page.get_by_label(label).fill(value)
+        page.get_by_label(label).press("Enter")
+    prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
+    prompts.fill("def main():\\n")
+    prompts.press("Control+Enter")
 
 
 def test_edit_table_updates_results(server, browser_page):
@@ -478,10 +498,11 @@ def chart_titled(page, text: str):
 
 def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     """Issue 13 in a browser: on the binary toy with K = 3, OTV on draft seed 2 and coin seed 0 (the
-    drafts (0 0), (1 0), (0 1) of tests/test_one_step.py), the "Steps revealed" slider, moved from 0
-    with the keyboard, shows the walk one step at a time: at step 6 the residual the rejected leaf
-    `1 0` leaves at node `1` (its bar chart drawn), at step 7 node `1` passing, with the sentence
-    on why a rejected child does not reject its parent."""
+    drafts (0 0), (1 0), (0 1) of tests/test_one_step.py), the "Next step" button, from nothing
+    revealed, shows the walk one step at a time: at step 6 the residual the rejected leaf `1 0`
+    leaves at node `1` (its bar chart drawn), at step 7 node `1` passing, with the sentence on why a
+    rejected child does not reject its parent.  (Issue 24, item 6: it was a slider, whose maximum
+    told the walk's length; the page names the length only at the end.)"""
     import numpy as np
 
     from core.analysis.sampling import draw_block
@@ -497,7 +518,7 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
 
     page = browser_page
     page.goto(f"{server}/one_step?preset=binary-toy&charts=interactive")
-    settle(page, 2)
+    settle(page, 1)
     no_exception(page)
     main = page.get_by_test_id("stMain")
     drafts = main.get_by_test_id("stCaptionContainer").filter(has_text="distinct tree nodes")
@@ -517,22 +538,22 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     assert page.get_by_role("spinbutton", name="Coin seed").input_value() == "0"     # coin seed 0 is the default
     seed = page.get_by_role("spinbutton", name="Draft seed")
     seed.fill("2")
-    seed.press("Enter")
+    rerun(page, lambda: seed.press("Enter"))
+    expect(main.get_by_test_id("stDataFrame").first.locator("table[role='grid'] tbody tr")).to_have_count(3)
+    assert [r.split("|")[1].strip() for r in main.get_by_test_id("stDataFrame").first.locator(
+        "table[role='grid'] tbody tr").evaluate_all(
+        "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent).join('|'))")] == ["0 0", "1 0", "0 1"]
+    expect(chart_titled(page, "OTV: before the first step")).to_be_visible(timeout=120_000)
+    expect(main.get_by_text("Enter ∅ with weight")).to_have_count(0)
+    assert page.locator('input[type="range"][aria-label="Steps revealed"]').count() == 0
+    nxt = page.get_by_role("button", name="Next step")
     leaf = steps[3].values                            # the visit of the leaf 1 0, with the trace's numbers
     visit = f"Visit 1 0 (drafted 1 time(s)): w·T(c) = {steps[1].values['w']:.4f} × {leaf['T']:.4f}"
-    outcome(page, main.get_by_text(visit), timeout=120)
-    reveal = page.locator('input[type="range"][aria-label="Steps revealed"]')
-    expect(reveal).to_have_attribute("max", str(n))
-    expect(reveal).to_have_value(str(n))              # all revealed at first
-
-    reveal.focus()
-    reveal.press("Home")
-    outcome(page, chart_titled(page, f"after 0 of {n} steps"), timeout=120)
-    expect(main.get_by_text("Enter ∅ with weight")).to_have_count(0)
     for shown in range(1, n):
-        reveal.focus()
-        reveal.press("ArrowRight")
-        outcome(page, chart_titled(page, f"after {shown} of {n} steps"), timeout=120)
+        rerun(page, nxt.click)
+        outcome(page, chart_titled(page, f"OTV: after step {shown}"), timeout=120)
+        assert f"of {n}" not in page.inner_text("body")
+    expect(main.get_by_text(visit)).to_be_visible()
     residual = steps[4].values                        # step 6: the rejection of 1 0 leaves a residual at 1
     expect(main.get_by_text("Child 1 0 was rejected, so 1 keeps what it still owes")).to_contain_text(
         f"A = {residual['A']:.4f}")
@@ -540,11 +561,11 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     expect(main.get_by_text("A rejected child does not reject its parent")).to_have_count(0)
     no_exception(page)
 
-    reveal.focus()
-    reveal.press("ArrowRight")                        # step 7: node 1 passes although its leaf was rejected
+    rerun(page, nxt.click)                            # step 7: node 1 passes although its leaf was rejected
     outcome(page, chart_titled(page, f"OTV: τ = {verdict.tau} accepted, extra token {verdict.extra}"),
             timeout=120)
-    expect(reveal).to_have_value(str(n))
+    expect(main.get_by_text(f"The verification ended after {n} steps.")).to_be_visible()
+    expect(nxt).to_be_disabled()
     why = main.get_by_text("Why can 1 pass when its own children were rejected?")
     expect(why).to_be_visible()
     expect(why).to_contain_text("A rejected child does not reject its parent")
@@ -695,3 +716,256 @@ def test_live_decoder_time_against_the_library(server, browser_page):
     print(f"medians over {ROUNDS} rounds: {median}")
     out.write_text(json.dumps({"load_average": os.getloadavg(), "median": median, "rounds": rounds},
                               indent=1) + "\n")
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, items 3-8 and 10, in a real browser
+# ------------------------------------------------------------------------------------------------
+
+#: Records every text a canvas draws (window.__drawn: text, left edge and width in CSS pixels, the
+#: canvas's width): the data grid is a canvas, and what it draws for a missing cell ("None" or
+#: nothing), or whether a text fits its column, is visible nowhere in the DOM.
+DRAWN_TEXT = """(() => {
+    const proto = CanvasRenderingContext2D.prototype;
+    if (proto.__recording) return;
+    proto.__recording = true;
+    window.__drawn = [];
+    const fill = proto.fillText;
+    proto.fillText = function (text, x, y, maxWidth) {
+        const t = this.getTransform(), dpr = window.devicePixelRatio || 1;
+        window.__drawn.push({text: String(text), x: (t.a * x + t.e) / dpr,
+                             width: this.measureText(String(text)).width * t.a / dpr,
+                             canvas: this.canvas.width / dpr});
+        return fill.apply(this, arguments);
+    };
+})()"""
+
+
+def drawn(page, text: str | None = None) -> list[dict]:
+    """What canvases drew since the page loaded (``DRAWN_TEXT``), all or those of ``text``."""
+    return [d for d in page.evaluate("window.__drawn || []") if text is None or d["text"] == text]
+
+
+def chips(page, label: str) -> list[str]:
+    """The options chosen in the multiselect labelled ``label``."""
+    box = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_role("combobox", name=label))
+    return box.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
+
+
+def load_local_pair(page, target: str, draft: str) -> None:
+    """Choose "Local folders or hub names" in the sidebar and load the pair (target, draft)."""
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Local folders or hub names").click()
+    for label, value in (("Target q (folder or hub name)", target), ("Draft p (folder or hub name)", draft)):
+        box = sidebar.get_by_label(label)
+        box.fill(value)
+        box.press("Enter")
+    expect(page.get_by_text("Give both a target and a draft")).to_have_count(0, timeout=SLOW * 1000)
+    outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text=f"Loaded: target {target},"))
+
+
+def test_live_decoder_methods_survive_a_pair_switch_and_an_empty_choice_says_so(server, browser_page, tmp_path):
+    """Item 3: Generate, switch to another pair, Generate: "Methods" still holds its methods (it
+    showed "Choose options", and Compare ran the target alone with an empty −1..1 chart); emptied,
+    it says so and Compare waits."""
+    from tests.apptest import make_tiny_pair
+
+    first, second = make_tiny_pair(tmp_path / "first"), make_tiny_pair(tmp_path / "second")
+    page = browser_page
+    page.goto(f"{server}/live_decoder?charts=interactive")
+    settle(page, timeout=SLOW)
+    load_local_pair(page, *first)
+    set_number(page, page.get_by_label("New tokens"), "8")
+    page.get_by_role("button", name="Generate").click()
+    outcome(page, page.get_by_role("heading", name="How it went"), charts=2)
+    chosen = chips(page, "Methods")
+    assert chosen == ["BV", "SpecTr", "SpecTr-GBV", "RBV"]
+
+    load_local_pair(page, *second)
+    outcome(page, page.get_by_text("Press Generate to start."))
+    page.get_by_role("button", name="Generate").click()
+    outcome(page, page.get_by_role("heading", name="How it went"), charts=2)
+    assert chips(page, "Methods") == chosen
+    page.get_by_role("button", name="Compare").click()
+    table = page.get_by_test_id("stDataFrame").last.locator("table[role='grid'] tbody tr")
+    expect(table).to_have_count(len(chosen) + 1, timeout=SLOW * 1000)   # the four methods and the target alone
+    settle(page, 4, timeout=SLOW)
+    no_exception(page)
+
+    box = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_role("combobox", name="Methods"))
+    rerun(page, lambda: box.get_by_role("button", name="Clear all").click())
+    expect(page.get_by_text("Choose at least one method under Methods to compare.")).to_be_visible()
+    expect(page.get_by_role("button", name="Compare")).to_be_disabled()
+    no_exception(page)
+
+
+def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(server, browser_page, tmp_path):
+    """Item 4: K = 100 is refused in one sentence, "2,2,2" runs once, a sweep's bands never go below
+    block efficiency 1 or speedup 0, and BV, single-draft, says it draws one draft."""
+    from tests.apptest import make_tiny_pair
+
+    pair = make_tiny_pair(tmp_path / "pair")
+    page = browser_page
+    page.goto(f"{server}/sweeps?charts=interactive")
+    settle(page, timeout=SLOW)
+    load_local_pair(page, *pair)
+    values = page.get_by_label("Values of K (comma-separated)")
+    values.fill("2, 100")
+    values.press("Enter")
+    outcome_error = page.get_by_test_id("stAlertContentError").filter(has_text="K goes from 1 to 8 here")
+    expect(outcome_error).to_have_text(
+        "K goes from 1 to 8 here, as on the other pages; 100 is outside. Write whole numbers from 1 to 8.")
+    settle(page)
+    values.fill("2,2,2")
+    values.press("Enter")
+    expect(page.get_by_text("Repeated values merged: K = 2 runs once.")).to_be_visible(timeout=120_000)
+    settle(page)
+
+    fill_sweep(page, "1, 2", seeds="2")
+    expect(page.get_by_text("generations of up to 8 tokens (12 speculative, 2 target-alone)")).to_be_visible(
+        timeout=120_000)
+    settle(page)
+    page.get_by_role("button", name="Run sweep").click()
+    outcome(page, page.locator(".js-plotly-plot .gtitle").filter(has_text="Speedup over the target alone"),
+            charts=2)
+    no_exception(page)
+    for title, low in (("Block efficiency against", 1.0), ("Speedup over the target alone", 0.0)):
+        ys = [y for d in figure_data(page, title) for y in d["y"] if y is not None]
+        assert ys and min(ys) >= low, (title, min(ys))
+    text = page.inner_text("body")
+    assert "Cut at a bound (the block efficiency interval reached below 1 or above L + 1)" in text   # t(1) = 12.7
+    assert "BV check one draft, so they draw one whatever K is" in text
+    assert "keeps the t-interval's coverage" in text
+
+
+def test_one_step_starts_hidden_and_new_drafts_hide_again(server, browser_page):
+    """Item 6: a first visit and "New drafts" show nothing revealed and no count of the tests;
+    "Reveal all" names it once the verification has ended."""
+    page = browser_page
+    page.goto(f"{server}/one_step?preset=several-drafts&charts=interactive")
+    settle(page, 1)
+    main = page.get_by_test_id("stMain")
+    expect(chart_titled(page, "SpecTr-GBV: before the first test")).to_be_visible()
+    expect(main.get_by_text("Nothing revealed yet: press Next test to watch the first test.")).to_be_visible()
+    assert page.locator('input[type="range"][aria-label="Tests revealed"]').count() == 0
+    expect(page.get_by_role("button", name="Back")).to_be_disabled()
+    rerun(page, page.get_by_role("button", name="Reveal all").click)
+    ended = main.get_by_text(re.compile(r"^The verification ended after \d+ tests?\.$"))
+    outcome(page, ended, charts=3)
+    expect(chart_titled(page, "SpecTr-GBV: τ = ")).to_be_visible()
+    rerun(page, page.get_by_role("button", name="New drafts").click)
+    outcome(page, chart_titled(page, "SpecTr-GBV: before the first test"), charts=1)
+    expect(ended).to_have_count(0)
+    assert page.get_by_role("spinbutton", name="Draft seed").input_value() == "1"
+    no_exception(page)
+
+
+def test_start_links_show_the_best_rules_and_several_drafts_opens_e_tau_against_K(server, browser_page):
+    """Item 7: "Why several drafts help" opens the E[τ]-against-K tab with Traversal, OTV and
+    TD-optimal drawn; the binary toy opens with them chosen, and its configuration line names L once."""
+    from pages.ui import figures, text, toy_config
+    page = browser_page
+    page.goto(f"{server}/?charts=interactive")
+    settle(page)
+    page.get_by_role("link", name="Why several drafts help").click()
+    outcome(page, chart_titled(page, "against the number of drafts K"), charts=1)
+    expect(page.get_by_role("tab", name="2. Do more drafts help?")).to_have_attribute("aria-selected", "true")
+    assert "section=drafts" in page.url
+    names = {d["name"] for d in figure_data(page, "against the number of drafts K")}
+    assert {figures.short(m) for m in toy_config.BEST_METHODS} <= names
+    no_exception(page)
+
+    page.goto(f"{server}/?charts=interactive")
+    settle(page)
+    page.get_by_role("link", name="The binary toy of the block-verification paper").click()
+    outcome(page, heading(page, "Toy laboratory"), charts=1)
+    shown = chips(page, "Methods")
+    assert {text.method_name(m) for m in toy_config.BEST_METHODS} <= set(shown), shown
+    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Draft length L"]')
+    thumb.focus()
+    rerun(page, lambda: thumb.press("ArrowRight"))            # L: 2 -> 3
+    line = page.get_by_test_id("stMarkdownContainer").filter(has_text="Configuration:").first
+    expect(line).to_contain_text("L = 3")
+    assert "L=2" not in line.inner_text() and "L = 2" not in line.inner_text()
+    no_exception(page)
+
+
+def test_raw_values_the_step_log_and_a_model_error(server, browser_page):
+    """Item 8: the step log's grid draws no "None" and "T updated without 0" whole; a toy model's
+    error names the model."""
+    page = browser_page
+    page.add_init_script(DRAWN_TEXT)
+    page.goto(f"{server}/one_step?preset=binary-toy&K=3&method=otv&draft_seed=2&coin_seed=0&shown=7"
+              "&charts=interactive")
+    settle(page, 3)
+    page.wait_for_function("() => (window.__drawn || []).some(d => d.text === 'T updated without 0')",
+                           timeout=60_000)
+    assert not drawn(page, "None")
+    [cell] = drawn(page, "T updated without 0")[-1:]
+    assert cell["x"] + cell["width"] <= cell["canvas"] - 2, cell     # the last column: ends inside the grid
+    no_exception(page)
+
+    bad = '{"kind": "iid", "probs": [0.6, 0.5]}'
+    from urllib.parse import quote
+    page.goto(f"{server}/toy_lab?source=JSON&p={quote(bad)}&K=1&L=1")
+    settle(page)
+    expect(page.get_by_test_id("stAlertContentError")).to_have_text("Draft (p): probs sums to 1.1, not 1.")
+
+
+def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, browser_page, results_dir, tmp_path):
+    """Item 10: "..", an absolute path elsewhere and a link out of the results root are refused in
+    one sentence; a folder under the root and an uploaded Parquet file open; item 8: the fidelity
+    errors of the worst instances read as 4e-17, not 0.00000000000000004."""
+    from core.sweep.config import SweepConfig
+    from core.sweep.engine import run_sweep
+    from core.sweep.store import ResultsStore
+
+    config = SweepConfig(("iid",), (2,), (2,), (1, 2), 2, ("rbv", "traversal"), bounds=("lp",), seed=7)
+    if not (results_dir / "tiny.parquet").exists():
+        run_sweep(config, ResultsStore(results_dir / "tiny.parquet", config))
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not for students")
+    link = results_dir / "link.parquet"
+    if not link.is_symlink():
+        link.symlink_to(outside)
+
+    page = browser_page
+    page.add_init_script(DRAWN_TEXT)
+    page.goto(f"{server}/leaderboard?charts=interactive")
+    settle(page)
+    rerun(page, lambda: page.get_by_test_id("stRadioGroup").get_by_text("Open a results folder").click())
+    box = page.get_by_label(re.compile(r"^Results folder under "))
+    error = page.get_by_test_id("stAlertContentError")
+    open_button = page.get_by_test_id("stBaseButton-primary").filter(has_text=re.compile(r"^Open$"))
+    for name, words in (("../private", "names a folder above the results root"),
+                        (str(outside), "is outside the results root"), ("/etc/passwd", "is outside the results root"),
+                        ("link.parquet", "is outside the results root")):
+        box.fill(name)
+        box.press("Enter")
+        settle(page)
+        rerun(page, open_button.click)
+        expect(error).to_contain_text(words)
+        assert error.count() == 1 and "not for students" not in page.inner_text("body")
+        no_exception(page)
+
+    box.fill("tiny.parquet")
+    box.press("Enter")
+    settle(page)
+    rerun(page, open_button.click)                       # the last refusal is gone once this run is over
+    outcome(page, page.get_by_text("Results read from tiny.parquet."), charts=3)
+    grid = page.get_by_test_id("stDataFrame").last
+    page.wait_for_function("() => (window.__drawn || []).some(d => /^\\d(\\.\\d)?e-1\\d$/.test(d.text))",
+                           timeout=60_000)
+    texts = [d["text"] for d in drawn(page)]
+    assert not [t for t in texts if t.startswith("0.0000000000")], texts
+    expect(grid).to_be_visible()
+
+    rerun(page, lambda: page.get_by_test_id("stRadioGroup").get_by_text("Upload results").click())
+    parts = sorted((results_dir / "tiny.parquet").glob("part-*.parquet"))
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files([str(p) for p in parts])
+    expect(open_button).to_be_visible(timeout=60_000)
+    settle(page)
+    open_button.click()
+    outcome(page, page.get_by_text(re.compile(rf"^Results read from {len(parts)} uploaded files?")), charts=3)
+    no_exception(page)

@@ -56,7 +56,7 @@ def test_the_toggle_draws_the_same_figure_with_plotly_and_the_address_keeps_it()
     assert "charts" not in at.query_params
 
 
-@pytest.mark.parametrize("page,query,n", [("pages/one_step.py", {"preset": "several-drafts"}, 3),
+@pytest.mark.parametrize("page,query,n", [("pages/one_step.py", {"preset": "several-drafts"}, 1),   # hidden at first: the tree
                                           ("pages/claims.py", {"preset": "gbv-lossless"}, 3)])
 def test_the_other_learning_pages_load_no_plotly_at_first(page, query, n):
     at = open_page(page, query=query)

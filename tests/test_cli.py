@@ -269,3 +269,50 @@ def test_decode_refuses_bad_arguments_before_importing_torch(args, message):
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stdout.split() == ["2", "False", "False"], out.stdout + out.stderr
     assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
+
+
+def test_method_all_skips_a_rule_too_large_and_names_it_on_one_line():
+    """Issue 24, item 5: at K = 8, L = 4 the tree LP of lp_optimal is past its limit; ``--method all``
+    still computes the other rules (SD's E[τ] is Σ_{i≤4} (2/3)^i = 130/81 on the binary toy, with
+    α = Σ min(p, q) = 2/3 per token) and says on one stderr line that lp_optimal was skipped and
+    why; the JSON stays one valid object that lists it.  Asked for alone, the rule is an error."""
+    from core.rules.registry import method_names
+
+    common = ("exact", "--preset", "binary-toy", "--method", "all", "--K", "8", "--L", "4")
+    out = run(*common)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("note: lp_optimal skipped: the tree LP")
+    assert "too large" in out.stderr
+    listed = [line.split()[0] for line in out.stdout.splitlines()[3:]]
+    assert listed == [m for m in method_names() if m != "lp_optimal"]
+    sd = next(line for line in out.stdout.splitlines() if line.startswith("sd "))
+    assert float(sd.split()[1]) == pytest.approx(130 / 81, abs=1e-5)
+
+    data = json.loads(run(*common, "--json").stdout)
+    assert [r["method"] for r in data["results"]] == listed
+    assert [s["method"] for s in data["skipped"]] == ["lp_optimal"] and "too large" in data["skipped"][0]["reason"]
+    assert next(r for r in data["results"] if r["method"] == "sd")["expected_accepted"] == pytest.approx(130 / 81, abs=1e-12)
+
+    assert_one_line_error(run("exact", "--preset", "binary-toy", "--method", "lp_optimal", "--K", "8", "--L", "4"),
+                          "tree LP for V=2, K=8, L=4 is too large")
+
+
+def test_method_all_skips_every_rule_that_refuses_by_size(tmp_path):
+    """Issue 24, item 5: V = 8, K = 16, L = 1: TD-optimal's per-node LP, the tree LP and the
+    enumerations of SpecTr, SpecInfer, Traversal and OTV are past their limits; each is skipped on
+    its own stderr line with its reason, and the rules with a model-level programme are computed
+    (SD's E[τ] = Σ min(p, q) = 1/8 + 7·0.1 = 0.825)."""
+    p = write(tmp_path, "p.json", {"kind": "iid", "probs": [1 / 8] * 8})
+    q = write(tmp_path, "q.json", {"kind": "iid", "probs": [0.3] + [0.1] * 7})
+    out = run("exact", "--draft", p, "--target", q, "--method", "all", "--K", "16", "--L", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    skipped = {s["method"]: s["reason"] for s in data["skipped"]}
+    assert {"td_optimal", "lp_optimal", "spectr"} <= set(skipped)
+    assert "td_optimal solves a linear program over every multiset of 16 tokens" in skipped["td_optimal"]
+    assert "would take about" in skipped["spectr"]
+    notes = out.stderr.splitlines()
+    assert notes == [f"note: {m} skipped: {r}" for m, r in skipped.items()]
+    computed = {r["method"]: r for r in data["results"]}
+    assert set(computed).isdisjoint(skipped) and "sd" in computed
+    assert computed["sd"]["expected_accepted"] == pytest.approx(0.825, abs=1e-12)

@@ -5,7 +5,10 @@ counterexample search gives the same rows on the cluster as serially."""
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +21,7 @@ from core.analysis import claims  # noqa: E402
 from core.sweep.config import SweepConfig, default_methods  # noqa: E402
 from core.analysis.claims import search_one  # noqa: E402
 from core.sweep.engine import map_batches, run_sweep  # noqa: E402
+from core.sweep.store import read_results  # noqa: E402
 from core.sweep.summary import leaderboard  # noqa: E402
 from core.sweep.work import KEY_COLUMNS  # noqa: E402
 from pages.ui import figures, routing  # noqa: E402
@@ -109,7 +113,8 @@ def test_opening_an_instance_sets_the_toy_configuration_and_switches_to_the_lab(
     assert ss["interactive_charts"] and at.get("plotly_chart")
 
 
-def test_a_corrupt_or_missing_results_folder_is_one_sentence(tmp_path):
+def test_a_corrupt_or_missing_results_folder_is_one_sentence(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_RESULTS_ROOT", str(tmp_path))     # the page opens results there only
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
     at = open_page("pages/leaderboard.py", state={"lb_source": "Open a results folder"}, interactive=True)
@@ -131,3 +136,134 @@ def test_the_counterexample_search_gives_the_same_rows_on_the_cluster_as_seriall
     assert on_cluster == serial == map_batches(row, configs)
     assert len(seen) == 3 and {t for _, t in seen} == {8} and max(seen)[0] == 8   # batches of 3, 3, 2
     assert any(r.broken for r in serial) and not all(r.broken for r in serial)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 10: results only from the results root, or uploaded
+# ------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def results_root_folder(tmp_path_factory):
+    """A results root holding the tiny sweep as ``tiny.parquet/`` (written serially, no Dask), and a
+    folder outside it with a secret and a results folder of its own."""
+    from core.sweep.store import ResultsStore
+    base = tmp_path_factory.mktemp("server")
+    root = base / "results"
+    root.mkdir()
+    run_sweep(CONFIG, ResultsStore(root / "tiny.parquet", CONFIG))
+    outside = base / "private"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not for students")
+    run_sweep(CONFIG, ResultsStore(outside / "theirs.parquet", CONFIG))
+    return root.resolve(), outside.resolve()
+
+
+def test_results_paths_resolve_under_the_root_only(results_root_folder, tmp_path):
+    """Unit tests of the path check: names under the root are read; "..", absolute paths elsewhere
+    and symbolic links out of the root (the folder, or an entry inside it) are refused before
+    anything outside is read."""
+    from pages.ui import results_root as rr
+    root, outside = results_root_folder
+    assert rr.resolve("tiny.parquet", root) == root / "tiny.parquet"
+    assert rr.resolve(str(root / "tiny.parquet"), root) == root / "tiny.parquet"       # absolute, inside
+    assert rr.resolve(" ./tiny.parquet ", root) == root / "tiny.parquet"
+    for name, words in (("../private/theirs.parquet", 'names a folder above the results root'),
+                        ("tiny.parquet/../../private", 'without ".."'),
+                        (str(outside / "theirs.parquet"), "is outside the results root"),
+                        ("/etc/passwd", "is outside the results root"),
+                        ("", "Name a results folder")):
+        with pytest.raises(rr.OutsideResults, match=re.escape(words)):
+            rr.resolve(name, root)
+    link = tmp_path / "root"
+    link.mkdir()
+    (link / "theirs.parquet").symlink_to(outside / "theirs.parquet")           # a link to a folder outside
+    (link / "secret.txt").symlink_to(outside / "secret.txt")                   # a link to a file outside
+    mixed = link / "mixed.parquet"
+    mixed.mkdir()
+    (mixed / "part-x.parquet").symlink_to(outside / "secret.txt")              # a link inside a folder
+    for name in ("theirs.parquet", "secret.txt"):
+        with pytest.raises(rr.OutsideResults, match="is outside the results root"):
+            rr.resolve(name, link)
+    with pytest.raises(rr.OutsideResults, match="holds a link to a file outside the results root"):
+        rr.resolve("mixed.parquet", link)
+    (link / "again.parquet").symlink_to(link / "mixed.parquet")                 # a link within the root: fine
+    with pytest.raises(rr.OutsideResults, match="holds a link"):
+        rr.resolve("again.parquet", link)                                        # …but its content is checked
+    frame = rr.read("tiny.parquet", root)
+    pd.testing.assert_frame_equal(frame, read_results(root / "tiny.parquet"))
+
+
+def test_the_results_root_is_the_variable_or_results_under_the_working_folder(tmp_path, monkeypatch):
+    from pages.ui import results_root as rr
+    monkeypatch.delenv(rr.ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert rr.root() == (tmp_path / "results").resolve() and rr.shown_root() == "results/"
+    monkeypatch.setenv(rr.ENV, str(tmp_path / "elsewhere"))
+    assert rr.root() == (tmp_path / "elsewhere").resolve() and rr.shown_root() == str(tmp_path / "elsewhere")
+
+
+def test_the_page_opens_results_under_the_root_and_refuses_the_rest_in_one_sentence(results_root_folder,
+                                                                                   monkeypatch, tmp_path):
+    from pages.ui import text
+    root, outside = results_root_folder
+    monkeypatch.setenv("EXPLORER_RESULTS_ROOT", str(root))
+    at = open_page("pages/leaderboard.py", state={"lb_source": "Open a results folder"})
+    assert "results root" in at.text_input(key="lb_path").help
+    link = root / "link.parquet"
+    if not link.exists():
+        link.symlink_to(outside / "theirs.parquet")
+    for name, words in (("../private/theirs.parquet", "above the results root"),
+                        (str(outside / "theirs.parquet"), "is outside the results root"),
+                        ("/etc/passwd", "is outside the results root"),
+                        ("link.parquet", "is outside the results root")):
+        at.text_input(key="lb_path").set_value(name).run()
+        at.button(key="lb_open").click().run()
+        assert not at.exception
+        [error] = [e.value for e in at.error]
+        assert words in error and "\n" not in error and "not for students" not in error
+        assert "lb_result" not in at.session_state and not at.dataframe
+    at.text_input(key="lb_path").set_value("tiny.parquet").run()
+    at.button(key="lb_open").click().run()
+    no_errors(at)
+    frame = at.session_state["lb_result"]["frame"]
+    assert len(frame) == 4 * len(METHODS)                                   # 2 K × 2 instances × 4 rules
+    # issue 24, item 8: the fidelity errors of the worst instances in scientific notation, not 0.0000000000000000x
+    tiny = frame[(frame.fidelity_tv > 0) & (frame.fidelity_tv < 1e-12)]       # round-off of a lossless rule
+    rule = tiny.method.iloc[0]
+    at.selectbox(key="lb_rule").set_value(rule).run()
+    worst = next(d.value for d in at.dataframe if "TV" in d.value.columns)
+    mine = frame[frame.method == rule].sort_values("ratio_lp", kind="stable")
+    assert worst["TV"].tolist() == [text.number(v) for v in mine["fidelity_tv"]]
+    assert any(re.fullmatch(r"\d(\.\d)?e-1\d", v) for v in worst["TV"]), worst["TV"].tolist()     # e.g. 4e-17
+    board = at.dataframe[0].value.set_index("rule")
+    assert board.loc[figures.short(rule), "max TV"] == text.number(mine["fidelity_tv"].max())
+
+
+def test_an_uploaded_results_file_opens_and_anything_else_is_one_sentence(results_root_folder, tmp_path):
+    root, _ = results_root_folder
+    parts = sorted((root / "tiny.parquet").glob("part-*.parquet"))
+    at = open_page("pages/leaderboard.py", state={"lb_source": "Upload results"})
+    assert not at.get("text_input")                       # no path to type on this source
+    upload = at.get("file_uploader")[0]
+    upload.set_value([(p.name, p.read_bytes(), "application/octet-stream") for p in parts]).run()
+    at.button(key="lb_open_upload").click().run()
+    no_errors(at)
+    pd.testing.assert_frame_equal(at.session_state["lb_result"]["frame"], read_results(root / "tiny.parquet"))
+    assert at.success[0].value.startswith(f"Results read from {len(parts)} uploaded file")
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), other)
+    no_models = tmp_path / "no_models.parquet"
+    pq.write_table(pa.Table.from_pandas(read_results(root / "tiny.parquet").drop(columns=["draft"])), no_models)
+    for name, data, words in (("../../etc/evil.parquet", b"PAR1 not parquet", "is not a readable sweep results file"),
+                              ("other.parquet", other.read_bytes(), "is not a sweep results file (no column"),
+                              ("no_models.parquet", no_models.read_bytes(), "(no column 'draft')")):
+        at.get("file_uploader")[0].set_value((name, data, "application/octet-stream")).run()
+        at.button(key="lb_open_upload").click().run()
+        assert not at.exception
+        [error] = [e.value for e in at.error]
+        assert words in error and "\n" not in error and "explorer-upload-" not in error
+        assert "lb_result" not in at.session_state
+    assert not list(Path(tempfile.gettempdir()).glob("explorer-upload-*"))         # nothing left behind

@@ -63,3 +63,39 @@ def test_standard_error_of_a_mean():
     from core.analysis.intervals import standard_error
     assert standard_error([1.0, 2.0, 3.0, 4.0]) == pytest.approx(math.sqrt(5 / 12), rel=1e-15)
     assert standard_error([2.5]) is None and standard_error([]) is None
+
+
+def test_output_law_test_by_hand_and_its_power():
+    """Issue 24, item 9: the chi-square test of the sampled outputs s·y against an exact output law.
+    By hand: counts (40, 40, 20) against n·P = (50, 30, 20) give X² = 10²/50 + 10²/30 = 16/3 on
+    2 degrees of freedom, whose tail is exp(−X²/2) = exp(−8/3); TV = ½(0.1 + 0.1).  A sample of an
+    impossible output rejects the law; small cells are pooled.  On the binary toy with K = 2, L = 2
+    SpecTr-GBV's sampled outputs agree with its own exact law and not with RBV's (lossless) law,
+    although both rules' E[τ] are close (1.4034 and 1.4198)."""
+    import math
+
+    from core.analysis.montecarlo import MonteCarloResult, output_law_test
+
+    law = {(0,): 0.5, (1,): 0.3, (0, 1): 0.2}
+    hand = MonteCarloResult("bv", 1, 1, 100, 0, 0.95, np.array([40, 60]), {(0,): 40, (1,): 40, (0, 1): 20})
+    t = output_law_test(hand, law)
+    assert t.statistic == pytest.approx(16 / 3, abs=1e-12) and (t.dof, t.bins) == (2, 3)
+    assert t.p_value == pytest.approx(math.exp(-8 / 3), abs=1e-12) and t.tv == pytest.approx(0.1, abs=1e-12)
+    assert t.agrees() and not t.agrees(level=0.1)
+    exact_counts = MonteCarloResult("bv", 1, 1, 100, 0, 0.95, np.array([50, 50]), {(0,): 50, (1,): 30, (0, 1): 20})
+    assert output_law_test(exact_counts, law).p_value == pytest.approx(1.0) and output_law_test(exact_counts, law).tv == 0.0
+    impossible = MonteCarloResult("bv", 1, 1, 100, 0, 0.95, np.array([50, 50]),
+                                  {(0,): 49, (1,): 30, (0, 1): 20, (1, 1): 1})
+    t = output_law_test(impossible, law)
+    assert (t.outside_support, t.p_value, t.agrees()) == (1, 0.0, False)
+    # 0.02 and 0.03 of n = 100 are expected 2 and 3 times: pooled into one bin of 5
+    pooled = MonteCarloResult("bv", 1, 1, 100, 0, 0.95, np.array([0, 0]), {(0,): 60, (1,): 35, (0, 1): 5})
+    t = output_law_test(pooled, {(0,): 0.6, (1,): 0.35, (0, 1): 0.02, (1, 0): 0.03})
+    assert (t.bins, t.dof) == (3, 2) and t.statistic == pytest.approx(0.0, abs=1e-12)
+
+    pr = tm.PRESETS["gbv-lossless"]
+    gbv = monte_carlo("spectr_gbv", pr.draft, pr.target, 2, 2, 3000, 0)
+    own = exact_analysis("spectr_gbv", pr.draft, pr.target, 2, 2).output_law
+    rbv = exact_analysis("rbv", pr.draft, pr.target, 2, 2).output_law
+    assert output_law_test(gbv, own).agrees()
+    assert output_law_test(gbv, rbv).p_value < 1e-10

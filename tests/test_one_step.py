@@ -11,7 +11,7 @@ from core.analysis.sampling import draw_block  # noqa: E402
 from core.data.tree import DraftBlock  # noqa: E402
 from core.rules.registry import get_verifier  # noqa: E402
 from pages.ui import figures  # noqa: E402
-from tests.apptest import figure, figures_json, no_errors, open_page, slider  # noqa: E402
+from tests.apptest import figure, figures_json, no_errors, open_page, reveal, slider  # noqa: E402
 from toy_models.presets import PRESETS  # noqa: E402
 
 EXTRA = "extra token (correction or bonus)"
@@ -51,10 +51,9 @@ def test_otv_walk_shows_each_step_with_the_trace_numbers():
     assert [s.event for s in steps] == ["enter", "visit", "enter", "visit", "residual"]
     assert [(t.node, t.passed) for t in tests] == [((1, 0), False), ((1,), True)]
     at = _page("otv", 3, seed=2, coin=0)
-    reveal = slider(at, "step_walk_7")               # 5 steps of the trace + 2 tests
-    assert reveal.label == "Steps revealed" and reveal.value == 7
+    assert at.session_state["step_pos"] == 0          # of 5 steps of the trace + 2 tests: none shown yet
 
-    reveal.set_value(2).run()                         # visit of child 1 from the root (w = 1)
+    reveal(at, 2)                                     # visit of child 1 from the root (w = 1)
     no_errors(at)
     row, visit = _log_row(at), steps[1].values
     assert row["node"] == "1" and row["step"] == "visit"
@@ -64,23 +63,23 @@ def test_otv_walk_shows_each_step_with_the_trace_numbers():
     assert row["w"] == pytest.approx(min(1.0, row["w·T(c)"] / row["S(c)"]), abs=1e-12)
     assert "ratio order" in _markdown(at)
 
-    reveal.set_value(4).run()                         # visit of the leaf 1 0 from node 1 (w = w of 1)
+    reveal(at, 4)                                     # visit of the leaf 1 0 from node 1 (w = w of 1)
     row, visit = _log_row(at), steps[3].values
     assert row["node"] == "1 0"
     assert row["w (parent)"] == pytest.approx(steps[1].values["w"], abs=1e-12)
     assert row["w·T(c)"] == pytest.approx(steps[1].values["w"] * visit["T"], abs=1e-12)
     assert (row["S(c)"], row["w"]) == pytest.approx((visit["S"], visit["w"]), abs=1e-12)
-    tree = figure(at, "after 4 of 7 steps")
+    tree = figure(at, "after step 4")
     ring = next(t for t in tree["data"] if t.get("name") == RING)
     assert ring["x"] == [2.0]                         # the ring sits on the leaf being visited
     assert not any(t.get("name") == EXTRA for t in tree["data"])
 
-    reveal.set_value(5).run()                         # the leaf's test
+    reveal(at, 5)                                     # the leaf's test
     row = _log_row(at)
     assert row["step"] == "test" and row["result"] == "rejected"
     assert row["w"] == pytest.approx(tests[0].prob, abs=1e-12)
 
-    reveal.set_value(6).run()                         # the residual the rejection leaves at node 1
+    reveal(at, 6)                                     # the residual the rejection leaves at node 1
     row, res = _log_row(at), steps[4]
     assert row["step"] == "residual" and row["node"] == "1"
     assert (row["A"], row["w"]) == pytest.approx((res.values["A"], res.values["w"]), abs=1e-12)
@@ -91,7 +90,7 @@ def test_otv_walk_shows_each_step_with_the_trace_numbers():
     assert by_name["q(·|b) (target)"] == pytest.approx(list(block.q[(1,)]), abs=1e-12)
     assert "Why can" not in _markdown(at)
 
-    reveal.set_value(7).run()                         # node 1 passes although its leaf was rejected
+    reveal(at, 7)                                     # node 1 passes although its leaf was rejected
     no_errors(at)
     row = _log_row(at)
     assert (row["node"], row["result"]) == ("1", "passed") and row["w"] == pytest.approx(tests[1].prob)
@@ -107,8 +106,7 @@ def test_walk_log_shows_blank_cells_not_none():
     numbers four decimals; the table's data stay numbers (checked above)."""
     import pyarrow as pa
 
-    at = _page("otv", 3, seed=2, coin=0)
-    slider(at, "step_walk_7").set_value(7).run()
+    at = reveal(_page("otv", 3, seed=2, coin=0), 7)
     no_errors(at)
     table = next(d for d in at.dataframe if "S(c)" in d.value.columns)
     assert table.value["S(c)"].isna().any()                      # there are missing values to show
@@ -122,8 +120,7 @@ def test_traversal_walk_reveals_tests_leaves_first():
     block, verdict = _verdict("traversal", 3, seed=0, coin=0)
     at = _page("traversal", 3, seed=0, coin=0)
     n = len(verdict.trace.steps) + len(verdict.trace.tests)
-    reveal = slider(at, f"step_walk_{n}")
-    reveal.set_value(n).run()
+    reveal(at, n)
     table = next(d.value for d in at.dataframe if "S(c)" in d.value.columns)
     tested = table[table["step"] == "test"]
     assert list(tested["node"]) == [figures.tokens_str(t.node) for t in verdict.trace.tests]
@@ -133,9 +130,9 @@ def test_traversal_walk_reveals_tests_leaves_first():
 
 def test_every_method_is_hidden_until_the_ending():
     at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
-    reveal = next(s for s in at.slider if s.label == "Tests revealed")
+    at.button(key="step_all").click().run()
     assert figure(at, "same drafts")                  # all revealed: the comparison is there
-    reveal.set_value(0).run()
+    reveal(at, 0)
     no_errors(at)
     titles = [f["layout"]["title"]["text"] for f in figures_json(at)]
     assert not any("same drafts" in t for t in titles)
@@ -144,7 +141,7 @@ def test_every_method_is_hidden_until_the_ending():
     at.toggle(key="step_spoil").set_value(True).run()
     no_errors(at)
     assert figure(at, "same drafts")
-    partial = figure(at, "after 0 of")
+    partial = figure(at, "before the first test")
     assert any(t.get("name") == "not tested" for t in partial["data"])
 
 
@@ -159,6 +156,7 @@ def _find(method: str, want) -> tuple[int, object]:
 def test_bonus_shows_q_alone_and_a_correction_shows_the_residual():
     seed, v = _find("bv", lambda v: v.is_bonus)
     at = _page("bv", 1, seed, seed)
+    at.button(key="step_all").click().run()
     bars = figure(at, "Extra token")
     assert "bonus, drawn from q(·|s)" in bars["layout"]["title"]["text"]
     assert [t["name"] for t in bars["data"]] == ["q(·|s) (target): the bonus token's law"]
@@ -170,6 +168,7 @@ def test_bonus_shows_q_alone_and_a_correction_shows_the_residual():
 
     seed, v = _find("bv", lambda v: v.tau == 0)
     at = _page("bv", 1, seed, seed)
+    at.button(key="step_all").click().run()
     bars = figure(at, "Extra token")
     assert "a correction, drawn from the residual" in bars["layout"]["title"]["text"]
     names = [t["name"] for t in bars["data"]]
@@ -201,3 +200,59 @@ def test_draft_tree_labels_drafts_spaced_tokens_and_star_depth():
     bonus = figures.draft_tree(block, accepted=(11, 3), extra=0).to_plotly_json()
     assert list(next(t for t in bonus["data"] if t.get("name") == EXTRA)["x"]) == [3.0]
     assert figures.tokens_str((1, 3, 2, 1)) == "1 3 2 1" and figures.tokens_str(()) == "∅"
+
+
+def test_walk_log_tells_the_grid_to_draw_missing_cells_blank_and_fits_its_results():
+    """Issue 24, item 8: the browser's grid draws a null cell as "None" whatever the styler sends;
+    the log sets the grid's placeholder to an empty string, and gives the result column room for
+    "T updated without 0" (tests/test_browser.py checks what the browser draws)."""
+    import json
+
+    at = reveal(_page("otv", 3, seed=2, coin=0), 7)
+    table = next(d for d in at.dataframe if "S(c)" in d.value.columns)
+    assert table.proto.HasField("placeholder") and table.proto.placeholder == ""
+    assert json.loads(table.proto.columns)["result"]["width"] == "medium"
+    assert "T updated without 0" in table.value["result"].tolist()
+
+
+def _everything_shown(at) -> str:
+    """Every text of the page a reader sees, chart titles included."""
+    texts = [m.value for m in [*at.markdown, *at.caption, *at.info, *at.success, *at.header, *at.subheader]]
+    return " ".join(texts + [f["layout"]["title"]["text"] for f in figures_json(at)])
+
+
+@pytest.mark.parametrize("method,K,seed,coin", [("otv", 3, 2, 0), ("spectr_gbv", 3, 2, 0)])
+def test_the_walk_starts_hidden_and_names_its_length_only_at_the_end(method, K, seed, coin):
+    """Issue 24, item 6: a first visit and new drafts show nothing revealed; "Next" reveals one step at
+    a time; no slider, title or sentence gives the number of steps before the last is revealed, and
+    the ending (the extra token, every method's τ) stays hidden until then."""
+    block, verdict = _verdict(method, K, seed, coin)
+    n = len(verdict.trace.tests) + (len(verdict.trace.steps) if method == "otv" else 0)
+    what = "step" if method == "otv" else "test"
+    at = _page(method, K, seed, coin)
+    assert not [s for s in at.slider if s.key.startswith("step_")]          # no slider with a maximum
+    assert at.session_state["step_pos"] == 0 and figure(at, f"before the first {what}")
+    assert at.button(key="step_back").disabled and not at.button(key="step_next").disabled
+    for shown in range(1, n + 1):
+        text = _everything_shown(at)
+        assert f"{n} {what}s" not in text and f"of {n}" not in text
+        assert not any("same drafts" in f["layout"]["title"]["text"] for f in figures_json(at))
+        assert not at.success                                           # no accepted sub-block yet
+        at.button(key="step_next").click().run()
+        no_errors(at)
+        assert at.session_state["step_pos"] == shown
+        if shown < n:
+            assert figure(at, f"after {what} {shown}")
+    assert figure(at, f"τ = {verdict.tau} accepted, extra token {verdict.extra}")
+    assert f"The verification ended after {n} {what}s." in _everything_shown(at)
+    assert at.button(key="step_next").disabled and figure(at, "same drafts")
+    at.button(key="step_back").click().run()
+    assert at.session_state["step_pos"] == n - 1 and figure(at, f"after {what} {n - 1}")
+    at.button(key="step_restart").click().run()
+    assert at.session_state["step_pos"] == 0
+    at.button(key="step_all").click().run()
+    assert at.session_state["step_pos"] == n
+    at.button(key="step_new").click().run()                             # new drafts: hidden again
+    no_errors(at)
+    assert at.number_input(key="step_seed").value == seed + 1
+    assert at.session_state["step_pos"] == 0 and figure(at, f"before the first {what}")

@@ -9,13 +9,13 @@ import pytest
 
 pytest.importorskip("streamlit")
 from pages.ui import figures  # noqa: E402
-from tests.apptest import figure, figures_json, no_errors, open_box, open_page  # noqa: E402
+from tests.apptest import figure, figures_json, no_errors, open_box, open_page, reveal  # noqa: E402
 
 STEP = {"preset": "several-drafts", "method": "spectr_gbv", "draft_seed": "5", "coin_seed": "2", "shown": "1"}
 
 
-def _reveal(at):
-    return next(s for s in at.slider if s.key.startswith("step_upto_") or s.key.startswith("step_walk_"))
+def _shown(at) -> int:
+    return at.session_state["step_pos"]
 
 
 def test_a_link_opens_the_step_it_names():
@@ -24,8 +24,8 @@ def test_a_link_opens_the_step_it_names():
     assert not at.warning
     assert at.selectbox(key="step_method").value == "spectr_gbv"
     assert at.number_input(key="step_seed").value == 5 and at.number_input(key="step_coin").value == 2
-    assert _reveal(at).value == 1
-    assert figure(at, "after 1 of")                                  # one test revealed, not the ending
+    assert _shown(at) == 1
+    assert figure(at, "after test 1")                                # one test revealed, not the ending
     assert not any("same drafts" in f["layout"]["title"]["text"] for f in figures_json(at))
     assert {k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
             for k in STEP} == STEP
@@ -35,25 +35,25 @@ def test_a_refresh_restores_the_step_after_changes():
     at = open_page("pages/one_step.py", query=STEP, interactive=True)
     at.number_input(key="step_coin").set_value(4).run()
     at.selectbox(key="step_method").set_value("bv").run()
-    _reveal(at).set_value(0).run()
+    reveal(at, 0)
     no_errors(at)
     url = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
     assert (url["method"], url["coin_seed"], url["draft_seed"], url["shown"]) == ("bv", "4", "5", "0")
-    assert figure(at, "after 0 of")
+    assert figure(at, "before the first test")
     drafts = at.dataframe[0].value["tokens"].tolist()
     again = open_page("pages/one_step.py", query=url, interactive=True)                  # the refresh: a new session
     no_errors(again)
     assert again.selectbox(key="step_method").value == "bv"
     assert again.number_input(key="step_coin").value == 4
-    assert _reveal(again).value == 0
+    assert _shown(again) == 0
     assert again.dataframe[0].value["tokens"].tolist() == drafts
-    assert figure(again, "after 0 of")
+    assert figure(again, "before the first test")
 
 
 def test_a_reveal_position_beyond_the_tests_shows_them_all_and_a_bad_method_is_named():
     at = open_page("pages/one_step.py", query={**STEP, "shown": "999"})
     no_errors(at)
-    assert _reveal(at).value == _reveal(at).max
+    assert at.button(key="step_next").disabled and at.success[0].value.startswith("Accepted sub-block")  # the ending
     bad = open_page("pages/one_step.py", query={**STEP, "method": "nope"})
     assert any("method=nope" in w.value for w in bad.warning)
 

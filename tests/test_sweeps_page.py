@@ -90,13 +90,14 @@ def test_interval_is_t_based_with_readable_downloads(tiny_pair, downloads):
     stats = runs.groupby("K")["block_efficiency"].agg(["mean", "std", "count"])
     assert list(stats["count"]) == [2, 2] and (stats["std"] > 0).any()   # a spread to put an interval on
     half = math.tan(0.475 * math.pi) * stats["std"] / math.sqrt(2)   # t_(0.975, 1) = tan(π·0.475): Cauchy
+    # cut to what a mean can be: block efficiency from 1 to L + 1 = 5 (issue 24, item 4)
+    low, high = np.maximum(stats["mean"] - half, 1.0), np.minimum(stats["mean"] + half, 5.0)
     table = at.dataframe[-1].value
     assert list(table["runs"]) == [2, 2]
-    assert [float(v) for v in table["block efficiency, 95% CI low"]] == pytest.approx(stats["mean"] - half, abs=6e-4)
-    assert [float(v) for v in table["block efficiency, 95% CI high"]] == pytest.approx(stats["mean"] + half, abs=6e-4)
+    assert [float(v) for v in table["block efficiency, 95% CI low"]] == pytest.approx(low, abs=6e-4)
+    assert [float(v) for v in table["block efficiency, 95% CI high"]] == pytest.approx(high, abs=6e-4)
     lines, bands = lines_and_bands(at, "Block efficiency against")
-    assert sorted(v for v in bands[0]["y"] if v is not None) == pytest.approx(
-        sorted([*(stats["mean"] - half), *(stats["mean"] + half)]))
+    assert sorted(v for v in bands[0]["y"] if v is not None) == pytest.approx(sorted([*low, *high]))
     assert all(t.startswith("runs: 2<br>95% CI: ") for t in lines[0]["text"])
     assert "Student's t with n − 1 degrees of freedom" in captions(at)
     assert "Each point averages 2 runs" in captions(at)
@@ -111,7 +112,7 @@ def test_interval_is_t_based_with_readable_downloads(tiny_pair, downloads):
         raise AssertionError(f"{word} in the JSON")
     data = json.loads(downloads["sweep_K.json"], parse_constant=no_nan)
     assert list(data["summary"][0]) == list(table.columns)
-    assert data["summary"][0]["block efficiency, 95% CI low"] == pytest.approx(stats["mean"].iloc[0] - half.iloc[0], abs=1e-9)
+    assert data["summary"][0]["block efficiency, 95% CI low"] == pytest.approx(low.iloc[0], abs=1e-9)
     assert sorted({r["prompt"] for r in data["runs"]}) == sorted(PROMPTS)
 
 
@@ -123,3 +124,96 @@ def test_the_interval_is_students_with_n_minus_one_degrees_of_freedom(tiny_pair,
     assert len(be) == 32 and be.std() > 0
     lo = json.loads(downloads["sweep_K.json"])["summary"][0]["block efficiency, 95% CI low"]
     assert (be.mean() - lo) / (be.std() / np.sqrt(32)) == pytest.approx(stats_t.t.ppf(0.975, 31), abs=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 24, item 4: values within the other pages' limits, intervals within what is possible,
+# one draft for a single-draft rule
+# ------------------------------------------------------------------------------------------------
+
+def _fake_generate(monkeypatch, block_efficiency, tokens_per_second):
+    """Replace the decoder with one whose runs have the given block efficiency and tokens/s (by
+    method and seed; "autoregressive" for the target alone); returns the list of (method, K) asked."""
+    from types import SimpleNamespace
+
+    from pages.ui import pair_picker
+    asked = []
+
+    def generate(pair, method, K, L, T, prompt, max_new, seed, **kw):
+        asked.append((method, K))
+        be = 1.0 if method == "autoregressive" else block_efficiency[method][seed]
+        metrics = SimpleNamespace(block_efficiency=be, tokens_per_second=tokens_per_second[method][seed],
+                                  tokens_generated=8, iterations=4)
+        return SimpleNamespace(metrics=metrics, iterations=[SimpleNamespace(expected_tau=None, alpha_star_root=0.5)])
+
+    monkeypatch.setattr(pair_picker, "generate", generate)
+    return asked
+
+
+def test_intervals_are_cut_at_what_a_mean_can_be_and_say_so(tiny_pair, monkeypatch, downloads):
+    """BV's block efficiencies 1, 1, 1, 2 over 4 seeds: mean 1.25, s = 0.5, so the t-interval
+    1.25 ± t_(0.975, 3)·0.5/2 = 1.25 ± 0.7956 would reach 0.454; it is cut at 1 (a target call yields
+    at least one token), its high end 2.0456 kept.  Speedups 0.04, 0.001, 0.001, 0.001 (tokens/s over
+    the target alone's 10): mean 0.01075 whose t-interval reaches below 0, cut at 0."""
+    from scipy.stats import t
+
+    asked = _fake_generate(monkeypatch, {"bv": [1.0, 1.0, 1.0, 2.0]},
+                           {"bv": [0.4, 0.01, 0.01, 0.01], "autoregressive": [10.0] * 4})
+    at = run_sweep(tiny_pair, "1", PROMPTS[:1], seeds=4, baseline=True)
+    assert ("bv", 1) in asked
+    row = at.dataframe[-1].value.iloc[0]
+    half = t.ppf(0.975, 3) * 0.5 / 2
+    assert float(row["block efficiency"]) == pytest.approx(1.25, abs=5e-4)
+    assert float(row["block efficiency, 95% CI low"]) == 1.0
+    assert float(row["block efficiency, 95% CI high"]) == pytest.approx(1.25 + half, abs=5e-4)   # 2.046
+    speedups = np.array([0.04, 0.001, 0.001, 0.001])
+    sp_half = t.ppf(0.975, 3) * speedups.std(ddof=1) / 2
+    assert speedups.mean() - sp_half < 0                                  # what the uncut interval says
+    assert float(row["speedup, 95% CI low"]) == 0.0
+    assert float(row["speedup, 95% CI high"]) == pytest.approx(speedups.mean() + sp_half, abs=5e-4)
+    for title, low in (("Block efficiency against", 1.0), ("Speedup over the target alone", 0.0)):
+        _, bands = lines_and_bands(at, title)
+        assert min(v for v in bands[0]["y"] if v is not None) == low
+    text = captions(at)
+    assert "Cut at a bound (the block efficiency interval reached below 1 or above L + 1): BV at K = 1." in text
+    assert "Cut at a bound (the speedup interval reached below 0): BV at K = 1." in text
+    assert "keeps the t-interval's coverage" in text
+    assert len(json.loads(downloads["sweep_K.json"])["intervals_cut"]) == 2
+
+
+def test_a_single_draft_rule_draws_one_draft_whatever_K(tiny_pair, monkeypatch, downloads):
+    asked = _fake_generate(monkeypatch, {m: [1.5] for m in ("bv", "rbv")},
+                           {"bv": [5.0], "rbv": [5.0], "autoregressive": [10.0]})
+    at = run_sweep(tiny_pair, "1, 2, 3", PROMPTS[:1], seeds=1, baseline=True, methods=("bv", "rbv"))
+    assert sorted(k for m, k in asked if m == "bv") == [1, 1, 1]          # one draft at K = 1, 2, 3
+    assert sorted(k for m, k in asked if m == "rbv") == [1, 2, 3]
+    csv = pd.read_csv(io.StringIO(downloads["sweep_K.csv"]))
+    assert csv[csv.method == "bv"][["K", "drafts drawn"]].values.tolist() == [[1, 1], [2, 1], [3, 1]]
+    assert csv[csv.method == "rbv"][["K", "drafts drawn"]].values.tolist() == [[1, 1], [2, 2], [3, 3]]
+    assert "BV check one draft, so they draw one whatever K is" in captions(at)
+
+
+@pytest.mark.parametrize("axis,values,message", [
+    ("K", "2, 100", "K goes from 1 to 8 here, as on the other pages; 100 is outside. Write whole numbers from 1 to 8."),
+    ("K", "0", "K goes from 1 to 8 here"),
+    ("K", "1.5", "Write the values of K as whole numbers from 1 to 8, separated by commas."),
+    ("L", "9", "L goes from 1 to 8 here"),
+    ("T", "2.5", "T goes from 0 to 2 here, as on the other pages; 2.5 is outside. Write numbers from 0 to 2."),
+    ("T", "x", "Write the values of T as numbers from 0 to 2, separated by commas."),
+])
+def test_values_outside_the_other_pages_limits_are_refused_in_one_sentence(tiny_pair, axis, values, message):
+    at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_axis": axis})
+    at.text_input(key=f"sw_values_{axis}").set_value(values).run()
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith(message) and "\n" not in error
+    assert not at.button                                  # nothing to run
+
+
+def test_repeated_values_are_merged(tiny_pair, monkeypatch):
+    asked = _fake_generate(monkeypatch, {"bv": [1.5]}, {"bv": [5.0], "autoregressive": [10.0]})
+    at = run_sweep(tiny_pair, "2, 2, 2, 1", PROMPTS[:1], seeds=1, baseline=False)
+    assert "Repeated values merged: K = 2 runs once." in captions(at)
+    assert "2 generations of up to 8 tokens (2 speculative, 0 target-alone)." in captions(at)
+    assert [k for m, k in asked] == [1, 1]                # BV draws one draft at K = 1 and at K = 2
+    assert list(at.dataframe[-1].value["K"]) == [1, 2]

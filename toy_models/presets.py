@@ -1,4 +1,7 @@
-"""Named toy configurations, each a (draft, target) pair plus a suggested K and L."""
+"""Named toy configurations, each a (draft, target) pair plus a suggested K and L.
+
+A description names the models, never K or L: those are the preset's starting values, which a
+reader then moves, and a page shows the description beside the values in use."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ def binary_toy() -> Preset:
     V = 2, context independent, p = (2/3, 1/3), q = (1/3, 2/3), L = 2.
     SD gives E[τ] = 10/9, BV 11/9, the acausal coupling bound 12/9."""
     return Preset("binary-toy", "Binary toy of the block-verification paper: p=(2/3,1/3), "
-                  "q=(1/3,2/3), L=2", IIDModel([2 / 3, 1 / 3]), IIDModel([1 / 3, 2 / 3]), K=1, L=2)
+                  "q=(1/3,2/3)", IIDModel([2 / 3, 1 / 3]), IIDModel([1 / 3, 2 / 3]), K=1, L=2)
 
 
 def several_drafts() -> Preset:
@@ -37,7 +40,7 @@ def several_drafts() -> Preset:
 def gbv_fidelity() -> Preset:
     """The binary toy at K = 2: SpecTr-GBV's output law can be measured against q."""
     base = binary_toy()
-    return Preset("gbv-lossless", "Is SpecTr-GBV lossless? Binary toy with K=2, L=2",
+    return Preset("gbv-lossless", "Is SpecTr-GBV lossless? The binary toy with two drafts",
                   base.draft, base.target, K=2, L=2)
 
 

@@ -51,6 +51,9 @@ class ClaimVerdict:
     status: str                     # HOLDS, FAILS or NA
     numbers: Mapping[str, Any]      # the values the verdict rests on
     reproduce: Mapping[str, Any]    # JSON-ready; with the two models it reproduces the verdict
+    #: A wall-clock fit on this machine (the O(|Ω|) claim), not an exact decision: its HOLDS means
+    #: "the timing is consistent with the claim", never "the claim holds".
+    measured: bool = False
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -227,12 +230,14 @@ def verification_times(K: int, L: int, Vs: Sequence[int] = TIMING_SIZES, blocks:
 
 
 def timing_verdict(Vs: Sequence[int], seconds: Sequence[float]) -> ClaimVerdict:
-    """Verification in O(|Ω|): the least-squares slope of log time against log |Ω| is at most
-    ``MAX_TIMING_EXPONENT``.  A measurement, not a proof: it depends on this machine and its load."""
+    """Verification in O(|Ω|), as far as a timing can tell: the least-squares slope of log time
+    against log |Ω| is at most ``MAX_TIMING_EXPONENT``.  A measurement (``measured=True``), not an
+    exact verdict: it depends on this machine and its load, and a small slope (0.03 is typical at
+    these sizes, where a test's fixed cost dominates) is consistent with O(|Ω|) without proving it."""
     slope = float(np.polyfit(np.log(Vs), np.log(seconds), 1)[0])
     return ClaimVerdict("Verification in O(|Ω|)", _holds(slope <= MAX_TIMING_EXPONENT),
                         {"sizes": tuple(Vs), "seconds": tuple(seconds), "exponent": slope},
-                        {"sizes": list(Vs), "exponent": slope})
+                        {"sizes": list(Vs), "exponent": slope}, measured=True)
 
 
 def timing_claim(K: int, L: int, Vs: Sequence[int] = TIMING_SIZES, blocks: int = 20, seed: int = 0,

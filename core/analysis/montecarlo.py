@@ -4,6 +4,8 @@ the exact laws of ``core.analysis.exact``.
 Each of N iterations draws K i.i.d. drafts and runs the rule with the same seeded generator, so a run
 is replayed exactly from its seed.  Intervals (level ``confidence``) are Wilson score intervals: per
 category for the law of τ, and on τ/L ∈ [0, 1] for E[τ] (``MonteCarloResult.tau_mean_interval``).
+``output_law_test`` tests the sampled outputs s·y against an exact output law (Pearson's χ²): an
+E[τ] inside its interval says nothing about the rest of the law.
 """
 from __future__ import annotations
 
@@ -82,6 +84,64 @@ class MonteCarloResult:
     def output_interval(self, outputs: list[Node]) -> tuple[np.ndarray, np.ndarray]:
         counts = np.array([self.output_counts.get(u, 0) for u in outputs])
         return wilson_interval(counts, self.n, self.confidence)
+
+
+@dataclass(frozen=True)
+class LawTest:
+    """A Monte Carlo run's output law against an exact law (``output_law_test``)."""
+    tv: float               # ½ Σ_u |count(u)/n − P(u)|, over every output u
+    statistic: float        # Pearson's X² over the bins
+    dof: int                # bins − 1
+    p_value: float          # P(χ²_dof ≥ X²); 0 when an output the law calls impossible was sampled
+    bins: int
+    outside_support: int    # samples of outputs with exact probability 0
+
+    def agrees(self, level: float = 0.05) -> bool:
+        """Whether the test does not reject the exact law at ``level``."""
+        return self.p_value >= level
+
+
+def output_law_test(result: MonteCarloResult, law: dict[Node, float], min_expected: float = 5.0) -> LawTest:
+    """Pearson's chi-square test of the sampled outputs O = s·y against an exact law {u: P(O = u)}.
+
+    The expected count of output u is n·P(u).  Outputs expected fewer than ``min_expected`` times are
+    pooled into one bin (the textbook condition for the χ² approximation), and that bin, if still
+    below ``min_expected``, joins the smallest other bin; X² = Σ_bins (observed − expected)²/expected
+    has bins − 1 degrees of freedom under the law.  A sampled output of exact probability 0 rejects
+    the law outright (p-value 0).  With fewer than two bins there is nothing to test (p-value 1).
+
+    Examples
+    --------
+    >>> r = MonteCarloResult("bv", 1, 1, 100, 0, 0.95, np.array([40, 60]), {(0,): 40, (1,): 40, (0, 1): 20})
+    >>> t = output_law_test(r, {(0,): 0.5, (1,): 0.3, (0, 1): 0.2})
+    >>> round(t.statistic, 4), t.dof, round(t.tv, 4)    # 10²/50 + 10²/30 + 0, 3 bins
+    (5.3333, 2, 0.1)
+    """
+    from scipy.stats import chi2   # here: a Monte Carlo run alone does not need scipy
+
+    n = result.n
+    outside = sum(c for u, c in result.output_counts.items() if law.get(u, 0.0) <= 0.0)
+    outputs = set(law) | set(result.output_counts)
+    tv = 0.5 * sum(abs(result.output_counts.get(u, 0) / n - law.get(u, 0.0)) for u in outputs)
+    cells = sorted(((n * pr, result.output_counts.get(u, 0)) for u, pr in law.items() if pr > 0.0), reverse=True)
+    bins = [[e, o] for e, o in cells if e >= min_expected]
+    small = [sum(e for e, _ in cells if e < min_expected), sum(o for e, o in cells if e < min_expected)]
+    if small[0] > 0.0:
+        if small[0] < min_expected and bins:
+            bins[-1] = [bins[-1][0] + small[0], bins[-1][1] + small[1]]
+        else:
+            bins.append(small)
+    expected = np.array([b[0] for b in bins], dtype=np.float64)
+    observed = np.array([b[1] for b in bins], dtype=np.float64)
+    statistic = float(((observed - expected) ** 2 / expected).sum()) if len(bins) else 0.0
+    dof = max(len(bins) - 1, 0)
+    if outside:
+        p_value = 0.0
+    elif dof == 0:
+        p_value = 1.0
+    else:
+        p_value = float(chi2.sf(statistic, dof))
+    return LawTest(float(tv), statistic, dof, p_value, len(bins), int(outside))
 
 
 def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int, n: int,

@@ -5,12 +5,15 @@ quickly; ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + tra
 ``sweep`` to ``core.cli.sweep``.
 Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
+``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
+line on stderr per rule, and lists it under ``skipped`` in the JSON; that rule alone is an error.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import sys
 from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
@@ -128,19 +131,33 @@ def _emit(result, text: str) -> None:
 
 def cmd_exact(args) -> int:
     from core.analysis.exact import exact_analysis
+    from core.errors import USER_ERRORS
     from core.rules.registry import make_verifier
 
     draft, target = _load_models(args)
-    rows = []
+    rows, skipped = [], []
     for name in _methods(args.method):
-        verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
-        rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
-    result = rows[0] if len(rows) == 1 else {"results": rows}
+        try:
+            verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
+            rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
+        except USER_ERRORS as exc:
+            # One rule asked for alone reports its refusal as the error; among all of them, a rule
+            # refused here (the tree LP too large, an enumeration too long) is skipped and named,
+            # and every other rule is still computed.
+            if args.method != "all":
+                raise
+            skipped.append({"method": name, "reason": str(exc).strip().splitlines()[0]})
+    if not rows:
+        raise CLIError("every rule was refused on this configuration: "
+                       + "; ".join(f"{s['method']}: {s['reason']}" for s in skipped))
+    result = rows[0] if args.method != "all" else {"results": rows, "skipped": skipped}
     if args.json:
         _emit(result, json.dumps(result))
     else:
         _emit(result, f"K={args.K}  L={args.L}  V={target.V}  T={args.temperature:g}\n" +
               _table(rows, ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]))
+    for s in skipped:     # one line each on stderr; stdout holds the table or valid JSON alone
+        print(f"note: {s['method']} skipped: {s['reason']}", file=sys.stderr)
     return 0
 
 

@@ -31,12 +31,36 @@ def fraction(x) -> str | None:
     return f"{f.numerator}/{f.denominator}"
 
 
+#: What a table cell or a metric shows where a value does not exist.
+DASH = "—"
+
+
 def fmt(x, digits: int = 4) -> str:
     """``x`` with ``digits`` decimals (round-off around 0 shown as 0); a dash for a missing or
     non-finite value."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "—"
+        return DASH
     return f"{clean(x):.{digits}f}"
+
+
+def number(x, digits: int = 4) -> str:
+    """``x`` as a table shows a value that may be tiny (a fidelity error, a distance): ``digits``
+    decimals, or two significant digits where those decimals would keep fewer than two (|x| below
+    10^−(digits−1)) or run long (|x| ≥ 10^6), in scientific notation once that is shorter; so 4e-17
+    is "4e-17", never "0.0000" nor "0.00000000000000004".  An exact 0 is "0", a missing or
+    non-finite value a dash.
+
+    >>> [number(v) for v in (4e-17, 0.0646, 0.0, 1.5e-4, 0.0012, 2.5e7, None, float("nan"))]
+    ['4e-17', '0.0646', '0', '0.00015', '0.0012', '2.5e+07', '—', '—']
+    """
+    if x is None or not math.isfinite(float(x)):
+        return DASH
+    x = float(x)
+    if x == 0.0:
+        return "0"
+    if abs(x) < 10.0 ** -(digits - 1) or abs(x) >= 1e6:
+        return f"{x:.2g}"
+    return f"{x:.{digits}f}"
 
 
 def duration(seconds: float) -> str:

@@ -20,7 +20,10 @@ from pages.ui.errors import explain
 from pages.ui.text import all_methods, method_name
 from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 
-DEFAULT_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv"]
+#: The rules a preset always shows, whatever was chosen before: the tree verifiers that accept the
+#: most (Traversal, OTV, TD-optimal), so a lecture's link never opens without them.
+BEST_METHODS = ["traversal", "otv", "td_optimal"]
+DEFAULT_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", *BEST_METHODS]
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,24 @@ SOURCES = ["Preset", "Seeded random", "Edit p and q (table)", "JSON"]
 
 
 def apply_preset(name: str) -> None:
-    """Select preset ``name`` with its K and L, at T = 1."""
+    """Select preset ``name`` with its K and L, at T = 1, showing ``BEST_METHODS`` beside the rules
+    already chosen."""
     preset = PRESETS[name]
-    st.session_state.toy_source = "Preset"
-    st.session_state.toy_preset = name
-    st.session_state.toy_K = int(preset.K)
-    st.session_state.toy_L = int(preset.L)
-    st.session_state.toy_T = 1.0
+    ss = st.session_state
+    ss.toy_source = "Preset"
+    ss.toy_preset = name
+    ss.toy_K = int(preset.K)
+    ss.toy_L = int(preset.L)
+    ss.toy_T = 1.0
+    shown = [m for m in ss.get("toy_methods", DEFAULT_METHODS) if m in all_methods()]
+    ss.toy_methods = shown + [m for m in BEST_METHODS if m in all_methods() and m not in shown]
+
+
+def preset_label(name: str) -> str:
+    """A preset as the picker lists it: its name, its description and the K and L it opens at (the
+    description itself names neither, so the configuration line never contradicts the sliders)."""
+    preset = PRESETS[name]
+    return f"{name}: {preset.description} (opens at K = {preset.K}, L = {preset.L})"
 
 
 def apply_random(kind: str, V: int, alpha: float, mix: float, seed: int, K: int, L: int, depth: int = 3,
@@ -269,6 +283,15 @@ def _defaults() -> None:
     ss.setdefault("toy_json_q", json.dumps(binary.target.to_json()))
 
 
+def _named(build: Callable, data, which: str):
+    """``build(data)``, with a model error naming the model it is about: "draft (p): probs sums to
+    1.1, not 1", as the command line says "draft: …"."""
+    try:
+        return build(data)
+    except ToyModelError as exc:
+        raise ToyModelError(f"{which}: {exc}") from None
+
+
 def _edit_table(V: int) -> pd.DataFrame:
     """The editable p/q table; kept in session state per V so edits survive reruns and pages."""
     key = f"toy_table_{V}"
@@ -318,7 +341,7 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
         if source == "Preset":
             names = list(PRESETS)
             name = sb.selectbox("Preset", names, key="toy_preset", on_change=_on_preset_change,
-                                format_func=lambda n: f"{n}: {PRESETS[n].description}")
+                                format_func=preset_label)
             preset = PRESETS[name]
             draft, target, description = preset.draft, preset.target, preset.description
             origin["preset"] = name
@@ -351,14 +374,14 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
                 if np.any(sums <= 0):
                     raise ToyModelError("p and q each need a positive entry")
                 rows = rows / sums
-            draft, target = IIDModel(rows[0]), IIDModel(rows[1])
+            draft, target = _named(IIDModel, rows[0], "draft (p)"), _named(IIDModel, rows[1], "target (q)")
             description = f"edited context-independent pair, V={V}"
             origin.update(p=rows[0].tolist(), q=rows[1].tolist())
         else:
             jp = sb.text_area("Draft p (JSON)", key="toy_json_p", height=110,
                               help='{"kind": "iid", "probs": [...]}, {"kind": "markov", ...} or {"kind": "table", ...}')
             jq = sb.text_area("Target q (JSON)", key="toy_json_q", height=110)
-            draft, target = from_json(jp), from_json(jq)
+            draft, target = _named(from_json, jp, "draft (p)"), _named(from_json, jq, "target (q)")
             description = "models from JSON"
             origin.update(p=draft.to_json(), q=target.to_json())
         if draft.V != target.V:
