@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--temperatures", type=_list(temperature_arg), default=None)
     bench.add_argument("--max-new-tokens", type=int_range("max-new-tokens", 1), default=None)
     bench.add_argument("--prompts", type=int_range("prompts", 1), default=None,
-                       help="how many of the built-in prompts to use")
+                       help="how many prompts (of the built-in ones, or per context length)")
+    bench.add_argument("--contexts", type=_list(int_range("contexts", 1, 100000)), default=None,
+                       help="prompt lengths in tokens, e.g. 64,700: windows of held-out code instead of "
+                            "the built-in prompts, with the time of an iteration split and the KV-cache bytes")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")
     bench.add_argument("--no-hf", action="store_true", help="skip the Hugging Face generate baselines")
@@ -152,7 +155,8 @@ def cmd_bench(args) -> int:
     cfg = BenchConfig.default(quick=args.quick)
     cfg = cfg.with_overrides(methods=args.methods, Ks=args.Ks, Ls=args.Ls,
                              temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
-                             prompts=args.prompts, seed=args.seed, hf=not args.no_hf)
+                             prompts=args.prompts, seed=args.seed, hf=not args.no_hf,
+                             contexts=args.contexts)
     for m in cfg.methods:
         check_method(m)
     pair = _load(args)

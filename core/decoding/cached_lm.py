@@ -181,7 +181,7 @@ class RowsLM(CachedLM):
         """Logits (hi − lo, V') at nodes lo..hi-1 (depth d): chain k's row fed its d-th token;
         a node's logits from the first chain through it."""
         chains = tree.chains
-        K, d = chains.shape[0], tree.max_depth
+        K, d = chains.shape[0], tree.levels.index((lo, hi))
         if self.rows == 1:
             self._repeat(K)
         self.row_kind = "chains"
@@ -242,5 +242,5 @@ class RowsLM(CachedLM):
 def cached_lm(model, device: torch.device, use_cache: bool = True, name: str = "model") -> CachedLM:
     """``TreeLM`` when ``model`` takes tree attention (``tree_attention_support``), else ``RowsLM``
     (and one logged line saying so)."""
-    why = tree_attention_support(model, device, name)
+    why = tree_attention_support(model, device, name, use_cache)
     return (TreeLM if why is None else RowsLM)(model, device, use_cache)

@@ -68,6 +68,9 @@ class SpeculativeDecoder:
         self.keep_blocks = keep_blocks
         self.draft_lm = cached_lm(pair.draft, pair.device, use_cache, name="draft model")
         self.target_lm = cached_lm(pair.target, pair.device, use_cache, name="target model")
+        d, t = self.draft_lm.layout, self.target_lm.layout
+        #: How the two models read the draft tree: "tree attention", "rows", or one of each.
+        self.attention = t if d == t else f"draft: {d}, target: {t}"
         self.proposer = DraftProposer(self.draft_lm, pair.vocab_size, self.sampling)
         self.scorer = TargetScorer(self.target_lm, pair.vocab_size, self.sampling)
 
@@ -192,7 +195,7 @@ class SpeculativeDecoder:
         metrics = summarize(method=self.method, K=K, L=L, temperature=self.sampling.temperature,
                             tokens=new, taus=taus, draft_calls=self.draft_lm.calls - draft_calls0,
                             times=times, total_s=time.perf_counter() - t_start,
-                            root_acceptance=root_acc, attention=self.target_lm.layout,
+                            root_acceptance=root_acc, attention=self.attention,
                             peak_cache_bytes=self.draft_lm.peak_cache_bytes + self.target_lm.peak_cache_bytes)
         return Generation(prompt_ids=ids, tokens=new, text=pair.decode(new), stop_reason=stop,
                           metrics=metrics, iterations=traces)

@@ -84,27 +84,36 @@ def _gatherable(cache) -> bool:
 
 
 @torch.inference_mode()
-def _probe(model, device: torch.device) -> str | None:
-    """Score the siblings b and c after a in one row; c must come out as in the chain (a, c)."""
+def _probe(model, device: torch.device, use_cache: bool) -> str | None:
+    """Score the siblings b and c after a in one row, without and (``use_cache``) with a KV cache;
+    c must come out as in the chain (a, c)."""
     V = int(model.config.vocab_size)
     a, b, c = (1 % V, 2 % V, 3 % V)
     dtype = attention_dtype(model)
     tree = DraftTree(3, V, device)
     tree.add_level(torch.tensor([0, 0], device=device), torch.tensor([b, c], device=device))
     chain = model(input_ids=torch.tensor([[a, c]], device=device), use_cache=False).logits[0, 1]
-    tol = (1e-2 if torch.finfo(dtype).bits <= 16 else 1e-5) * (1 + float(chain.abs().max()))
+    finite = torch.isfinite(chain)              # the SmolLM2 draft gives -inf outside its kept ids
+    tol = (1e-2 if torch.finfo(dtype).bits <= 16 else 1e-5) * (1 + float(chain[finite].abs().max()))
+
+    def same(logits: torch.Tensor) -> bool:
+        return bool(torch.equal(torch.isfinite(logits), finite)) and \
+            float((logits[finite] - chain[finite]).abs().max()) <= tol
+
     one_row = model(input_ids=torch.tensor([[a, b, c]], device=device), use_cache=False,
                     attention_mask=tree_mask(tree, past=0, pending=1, lo=1, hi=3, dtype=dtype),
                     position_ids=tree_positions(tree, context=1, pending=1, lo=1, hi=3)).logits[0, 2]
-    if not float((one_row - chain).abs().max()) <= tol:
+    if not same(one_row):
         return "a node scored beside its sibling differs from the node scored alone"
+    if not use_cache:
+        return None
     cache = model(input_ids=torch.tensor([[a]], device=device), use_cache=True).past_key_values
     if not _gatherable(cache):
         return f"its cache ({type(cache).__name__}) does not hold plain key/value tensors per layer"
     cached = model(input_ids=torch.tensor([[b, c]], device=device), past_key_values=cache, use_cache=True,
                    attention_mask=tree_mask(tree, past=1, pending=0, lo=1, hi=3, dtype=dtype),
                    position_ids=tree_positions(tree, context=1, pending=0, lo=1, hi=3)).logits[0, 1]
-    if not float((cached - chain).abs().max()) <= tol:
+    if not same(cached):
         return "with a KV cache, a node scored beside its sibling differs from the node scored alone"
     return None
 
@@ -112,21 +121,23 @@ def _probe(model, device: torch.device) -> str | None:
 _SUPPORT: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def tree_attention_support(model, device: torch.device, name: str = "model") -> str | None:
-    """None when ``model`` scores a draft tree in one row, else why not, in a few words.  Decided
-    once per model (the attention implementation, then one probe of four tiny forward passes);
-    the first refusal is logged as one line on the ``core.decoding`` logger."""
-    if model in _SUPPORT:
-        return _SUPPORT[model]
+def tree_attention_support(model, device: torch.device, name: str = "model", use_cache: bool = True) -> str | None:
+    """None when ``model`` scores a draft tree in one row (with a KV cache it can gather, when
+    ``use_cache``), else why not, in a few words.  Decided once per model and ``use_cache`` (the
+    attention implementation, then one probe of up to four tiny forward passes); each refusal is
+    logged once, as one line on the ``core.decoding`` logger."""
+    known = _SUPPORT.setdefault(model, {})
+    if use_cache in known:
+        return known[use_cache]
     impl = getattr(getattr(model, "config", None), "_attn_implementation", None)
     if impl not in MASKED_ATTENTION:
         why = f"its attention implementation {impl!r} takes no 4D additive mask"
     else:
         try:
-            why = _probe(model, device)
+            why = _probe(model, device, use_cache)
         except Exception as exc:            # any model may refuse a mask or position ids its own way
             why = f"the probe failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-    _SUPPORT[model] = why
+    known[use_cache] = why
     if why is not None:
         log.warning("tree attention is off for the %s (%s, %s): it scores the drafts in separate rows, "
                     "its KV cache copied to each", name, type(model).__name__, why)
