@@ -709,6 +709,40 @@ def test_sampling_on_the_device_draws_the_law():
     assert again.tolist() == draws[:50].tolist()
 
 
+def test_default_threads_one_unless_idle_cores_measure_clearly_faster(tiny, monkeypatch):
+    """The CLI's and the app's default thread count (core.decoding.threads): one thread when fewer
+    than two cores are idle (without measuring anything); otherwise the fewest threads whose
+    measured median is within the margin of the fastest."""
+    from core.decoding import threads
+
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert threads.idle_cores() == 1                        # ⌊2 − 0 − ½⌋: a 2-core machine keeps one
+    monkeypatch.setattr(threads, "fastest_threads", lambda *a, **k: pytest.fail("measured"))
+    assert threads.default_threads(tiny) == 1
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (9.2, 0.0, 0.0))
+    assert threads.idle_cores() == 6
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (15.9, 0.0, 0.0))
+    assert threads.default_threads(tiny) == 1
+    monkeypatch.undo()
+
+    def fake_clock(cost):            # a pass "takes" cost[threads] seconds: two readings per pass
+        now = [0.0]
+
+        def clock():
+            now[0] += cost[torch.get_num_threads()] / 2
+            return now[0]
+        return clock
+
+    before = torch.get_num_threads()
+    assert threads.fastest_threads(tiny, (1, 4), clock=fake_clock({1: 1.0, 4: 0.7})) == 4     # 1.43x
+    assert threads.fastest_threads(tiny, (1, 4), clock=fake_clock({1: 1.0, 4: 0.81})) == 1    # 1.23x < 1.25
+    assert threads.fastest_threads(tiny, (1, 4), clock=fake_clock({1: 1.0, 4: 0.79})) == 4    # 1.27x
+    assert threads.fastest_threads(tiny, (1, 2, 4), clock=fake_clock({1: 1.0, 2: 0.5, 4: 0.45})) == 2
+    assert torch.get_num_threads() == before
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad pairs and bad arguments
 # ---------------------------------------------------------------------------------------------
@@ -830,6 +864,7 @@ def test_cli_decode_json_with_samples():
                 "acceptance_per_position", "time_draft_s", "time_target_s", "time_verify_s"):
         assert key in res
     assert len(res["samples"]) == 2 and all(isinstance(t, int) for s in res["samples"] for t in s)
+    assert res["threads"] == 1 and res["attention"] == "tree attention"
 
 
 def test_forward_seconds_leaves_the_cache_as_it_found_it(tiny):
