@@ -121,9 +121,14 @@ class TreeLM(CachedLM):
             past, pending, lo = 0, n, 1             # everything again, every node so far included
         ids = torch.cat([torch.tensor(list(context[n - pending:]), dtype=torch.long, device=self.device),
                          tree.tokens[lo:hi].to(self.device)])[None]
-        mask = tree_mask(tree, past=past, pending=pending, lo=lo, hi=hi, dtype=self.mask_dtype)
-        positions = tree_positions(tree, context=n, pending=pending, lo=lo, hi=hi)
-        logits = self._forward(ids, attention_mask=mask.to(self.device), position_ids=positions.to(self.device))
+        if all(b - a == 1 for a, b in tree.levels[1:] if a < hi):
+            # nodes 1..hi-1 form one chain: the tree mask is the causal mask and the positions are
+            # the cache's, so the model's own path computes it (and SD runs exactly as before)
+            logits = self._forward(ids)
+        else:
+            mask = tree_mask(tree, past=past, pending=pending, lo=lo, hi=hi, dtype=self.mask_dtype)
+            positions = tree_positions(tree, context=n, pending=pending, lo=lo, hi=hi)
+            logits = self._forward(ids, attention_mask=mask.to(self.device), position_ids=positions.to(self.device))
         if self.use_cache:
             self.cached, self.fed = n, hi - 1
         return logits
