@@ -40,25 +40,9 @@ import torch
 
 from core.analysis.intervals import standard_error
 from core.bench.decoding import forward_seconds
+from core.bench.heldout import heldout_windows
 from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, next_token_probs
 from core.rules.registry import get_verifier
-
-
-def heldout_windows(tokenizer, n: int, length: int, seed: int) -> list[list[int]]:
-    """``n`` windows of ``length`` tokens from held-out files (a file drawn with probability ∝ its
-    window starts, then a uniform start), seeded."""
-    from toy_models.corpus import corpus_files, read_texts
-
-    _, held = corpus_files()
-    ids = [x for x in tokenizer(read_texts(held), add_special_tokens=False)["input_ids"] if len(x) > length]
-    starts = np.array([len(x) - length for x in ids], dtype=np.float64)
-    rng = np.random.default_rng([seed, 2024])
-    out = []
-    for _ in range(n):
-        f = int(rng.choice(len(ids), p=starts / starts.sum()))
-        a = int(rng.integers(0, starts[f] + 1))
-        out.append([int(t) for t in ids[f][a:a + length]])
-    return out
 
 
 @torch.inference_mode()
@@ -149,14 +133,14 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--extra", default="sd:1:3,bv:1:3,sd:1:5,bv:1:5,rbv:2:3,rbv:2:4,specinfer:2:4,best_of_k_bv:2:4,"
                     "traversal:2:4,otv:2:4",
                     help="more configurations method:K:L (other block lengths; K = 2 costs less than K = 4 on a CPU)")
-    ap.add_argument("--threads", type=int, default=None,
-                    help="torch threads (default: torch's own, one per core; the figures in the README use 2)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (default 1, as every benchmark: docs/decoder.md#threads; the "
+                         "figures of docs/smollm2.md's speed table used 2 on an idle machine)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-baseline", action="store_true", help="skip the untrained layer-skip draft")
     ap.add_argument("--json", help="write the results here")
     args = ap.parse_args(argv)
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     from core.decoding.smollm2 import build_draft, load_smollm2_pair
 
@@ -176,14 +160,17 @@ def main(argv: list[str] | None = None) -> dict:
     d_macs += pair.draft.head_weight.numel()
     out["draft"]["per_token_macs_ratio_target_over_draft"] = t_macs / d_macs
 
-    # What one iteration costs in target steps: the target fed 1, L + 1 and K·(L + 1) tokens, the
+    # What one iteration costs in target steps: the target fed 1, L + 1, K·L + 1 (the largest tree of
+    # K chains, in one row with tree attention) and K·(L + 1) tokens (the fallback's K rows), the
     # draft fed 1 and K, each after a 64-token cache, relative to one autoregressive target step.
     one = forward_seconds(pair.target, pair.device, pair.vocab_size)
     out["forward_cost_in_target_steps"] = {"target_step_s": one} | {
         f"{role} {rows}x{n}": forward_seconds(model, pair.device, pair.vocab_size, n, rows) / one
         for role, model, rows, n in (("target", pair.target, 1, args.L + 1),
+                                     ("target", pair.target, 1, args.K * args.L + 1),
                                      ("target", pair.target, args.K, args.L + 1),
-                                     ("draft", pair.draft, 1, 1), ("draft", pair.draft, args.K, 1))}
+                                     ("draft", pair.draft, 1, 1), ("draft", pair.draft, 1, args.K),
+                                     ("draft", pair.draft, args.K, 1))}
     log(f"forward costs: {out['forward_cost_in_target_steps']}")
 
     windows = heldout_windows(tok, args.windows, args.window, args.seed)

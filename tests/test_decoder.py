@@ -97,12 +97,16 @@ def exact_two_token_law(pair, prompt: str, sampling: SamplingConfig) -> np.ndarr
 
 
 class MemoLM(torch.nn.Module):
-    """A causal LM whose cache-free forward is memoized per row: a pure function of the input ids,
-    so the sampling tests run thousands of generations on the same numbers in seconds."""
+    """A causal LM whose cache-free forward is memoized: a pure function of the input ids (and,
+    with ``tree=True``, of the tree attention mask and position ids, passed on to the model), so
+    the sampling tests run thousands of generations on the same numbers in seconds.  With
+    ``tree=False`` it drops the mask and positions, as a model without tree attention would: the
+    decoder's probe sees that and scores the drafts in rows."""
 
-    def __init__(self, model):
+    def __init__(self, model, tree: bool):
         super().__init__()
         self.inner = model
+        self.tree = tree
         self.config = model.config
         self.generation_config = model.generation_config
         self.memo: dict[tuple, torch.Tensor] = {}
@@ -110,24 +114,39 @@ class MemoLM(torch.nn.Module):
     def get_output_embeddings(self):
         return self.inner.get_output_embeddings()
 
-    def forward(self, input_ids, use_cache=False, **kw):
+    def forward(self, input_ids, use_cache=False, attention_mask=None, position_ids=None, **kw):
         assert not use_cache
+        from types import SimpleNamespace
+        if self.tree and attention_mask is not None:
+            key = (tuple(input_ids[0].tolist()), tuple(position_ids[0].tolist()),
+                   (attention_mask == 0).numpy().tobytes())
+            if key not in self.memo:
+                self.memo[key] = self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                            position_ids=position_ids, use_cache=False).logits
+            return SimpleNamespace(logits=self.memo[key])
         rows = [tuple(r) for r in input_ids.tolist()]
         todo = [r for r in dict.fromkeys(rows) if r not in self.memo]
         if todo:
             logits = self.inner(input_ids=torch.tensor(todo), use_cache=False).logits
             self.memo.update(zip(todo, logits))
-        from types import SimpleNamespace
         return SimpleNamespace(logits=torch.stack([self.memo[r] for r in rows]))
 
 
-def two_token_counts(pair, method: str, K: int, L: int, n: int, seed: int) -> np.ndarray:
+_MEMO_PAIRS: dict = {}
+
+
+def two_token_counts(pair, method: str, K: int, L: int, n: int, seed: int, tree: bool = True) -> np.ndarray:
     """Counts of the first two generated tokens over n seeded generations (sample j seeded
-    (seed, j)), through the decoder without a cache (its forward passes memoized)."""
+    (seed, j)), through the decoder without a cache (its forward passes memoized), with tree
+    attention or (``tree=False``) in rows."""
     V = pair.vocab_size
-    memo = pair_from_models(MemoLM(pair.target), MemoLM(pair.draft), pair.tokenizer,
-                            device="cpu", dtype=torch.float64)
+    key = (id(pair), tree)
+    if key not in _MEMO_PAIRS:      # one memo per pair and layout, shared by the tests of this module
+        _MEMO_PAIRS[key] = pair_from_models(MemoLM(pair.target, tree), MemoLM(pair.draft, tree),
+                                            pair.tokenizer, device="cpu", dtype=torch.float64)
+    memo = _MEMO_PAIRS[key]
     dec = SpeculativeDecoder(memo, method, K, L, SamplingConfig(1.0), trace=False, use_cache=False)
+    assert dec.attention == ("tree attention" if tree else "rows")
     counts = np.zeros((V, V))
     for j in range(n):
         g = dec.generate(TINY_PROMPT, 2, np.random.default_rng([seed, j]))
@@ -173,9 +192,19 @@ def _fold_eos(law: np.ndarray, eos: int = 0) -> np.ndarray:
 @pytest.mark.parametrize("method", LOSSLESS)
 def test_first_two_tokens_follow_target_law(tiny, method):
     """T = 1: the first two generated tokens are distributed as the target's exact two-token law
-    (chi-square, 3000 seeded generations, K = 3 drafts of length 2)."""
+    (chi-square, 3000 seeded generations, K = 3 drafts of length 2, the drafts merged into one
+    tree and scored with tree attention)."""
     law = _fold_eos(exact_two_token_law(tiny, TINY_PROMPT, SamplingConfig(1.0)))
     counts = two_token_counts(tiny, method, K=3, L=2, n=3000, seed=11)
+    pvalue = chi_square_pvalue(counts, law)
+    assert pvalue > 1e-3, f"{method}: chi-square p-value {pvalue:.2e}"
+
+
+@pytest.mark.parametrize("method", ["specinfer", "traversal"])
+def test_first_two_tokens_follow_target_law_in_rows(tiny, method):
+    """The same in the fallback without tree attention: one row per draft."""
+    law = _fold_eos(exact_two_token_law(tiny, TINY_PROMPT, SamplingConfig(1.0)))
+    counts = two_token_counts(tiny, method, K=3, L=2, n=3000, seed=12, tree=False)
     pvalue = chi_square_pvalue(counts, law)
     assert pvalue > 1e-3, f"{method}: chi-square p-value {pvalue:.2e}"
 
@@ -297,6 +326,7 @@ def test_greedy_tiny_pair_every_method(tiny):
         for K, L in ((1, 3), (3, 2)):
             g = SpeculativeDecoder(tiny, m, K, L, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=9)
             assert g.tokens == ref.tokens, (m, K, L)
+            assert g.metrics.attention == "tree attention"
 
 
 def test_traces_and_metrics(tiny):
@@ -426,6 +456,296 @@ def test_stops_at_eos(tiny):
 
 
 # ---------------------------------------------------------------------------------------------
+# Tree attention: the merged draft tree in one row, the caches gathered, two transfers
+# ---------------------------------------------------------------------------------------------
+
+def chains_tree(drafts, V: int):
+    """The merged tree of ``drafts`` (K, L), built as the proposer builds it."""
+    from core.decoding.token_tree import DraftTree
+    drafts = torch.as_tensor(drafts, dtype=torch.long)
+    K, L = drafts.shape
+    tree = DraftTree(1 + K * L, V, torch.device("cpu"), chains=(K, L))
+    chain = torch.zeros(K, dtype=torch.long)
+    for d in range(L):
+        chain = tree.add_chain_tokens(chain, drafts[:, d])
+    return tree
+
+
+#: Three drafts sharing prefixes: (1 2 3), (1 2 4), (1 5 3).  Their tree, breadth first, tokens
+#: sorted among siblings: 1 = (1); 2 = (1 2), 3 = (1 5); 4 = (1 2 3), 5 = (1 2 4), 6 = (1 5 3).
+DRAFTS = [[1, 2, 3], [1, 2, 4], [1, 5, 3]]
+
+
+def test_tree_of_chains_mask_and_positions():
+    from core.decoding.token_tree import HostTree
+    from core.decoding.tree_attention import tree_mask, tree_positions
+    tree = chains_tree(DRAFTS, 8)
+    assert tree.parents[:7].tolist() == [-1, 0, 1, 1, 2, 2, 3]
+    assert tree.tokens[1:7].tolist() == [1, 2, 5, 3, 4, 3]
+    assert tree.depth[:7].tolist() == [0, 1, 2, 2, 3, 3, 3]
+    assert tree.levels == [(0, 1), (1, 2), (2, 4), (4, 7)]
+    assert tree.chains.tolist() == [[1, 2, 4], [1, 2, 5], [1, 3, 6]]
+    # 3 cached tokens, 2 pending context tokens, then the 6 nodes: who sees whom
+    mask = tree_mask(tree, past=3, pending=2, lo=1, hi=7, dtype=torch.float64)
+    assert mask.shape == (1, 1, 8, 11) and mask.dtype == torch.float64
+    assert set(mask.unique().tolist()) == {0.0, torch.finfo(torch.float64).min}
+    context = [1, 1, 1, 1, 0]
+    assert (mask[0, 0] == 0).int().tolist() == [
+        [1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0],              # pending token 1: causal
+        [1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0],              # pending token 2
+        context[:3] + [1, 1] + [1, 0, 0, 0, 0, 0],       # node 1 = (1)
+        context[:3] + [1, 1] + [1, 1, 0, 0, 0, 0],       # node 2 = (1 2)
+        context[:3] + [1, 1] + [1, 0, 1, 0, 0, 0],       # node 3 = (1 5): not its sibling
+        context[:3] + [1, 1] + [1, 1, 0, 1, 0, 0],       # node 4 = (1 2 3)
+        context[:3] + [1, 1] + [1, 1, 0, 0, 1, 0],       # node 5 = (1 2 4)
+        context[:3] + [1, 1] + [1, 0, 1, 0, 0, 1]]       # node 6 = (1 5 3)
+    assert tree_positions(tree, context=5, pending=2, lo=1, hi=7).tolist() == [[3, 4, 5, 6, 6, 7, 7, 7]]
+    # a draft level after the root: nodes 2..3, every context token cached
+    level = tree_mask(tree, past=5, pending=0, lo=2, hi=4, dtype=torch.float32)
+    assert (level[0, 0] == 0).int().tolist() == [[1] * 5 + [1, 1, 0], [1] * 5 + [1, 0, 1]]
+    assert tree_positions(tree, context=5, pending=0, lo=2, hi=4).tolist() == [[6, 6]]
+    host = HostTree.build(tree, tree.parents[:7].numpy(), tree.tokens[:7].numpy(), tree.chains.numpy())
+    assert host.prefixes == ((), (1,), (1, 2), (1, 5), (1, 2, 3), (1, 2, 4), (1, 5, 3))
+    assert host.path((1, 2, 4)) == [1, 2, 5] and host.path(()) == []
+
+
+@pytest.mark.parametrize("which", ["tiny", "toy64"])
+@torch.inference_mode()
+def test_tree_row_logits_equal_each_draft_scored_alone(which, request):
+    """float64: the target's logits at every node of the merged tree, computed in ONE row with tree
+    attention after a KV cache, equal (to 1e-9) the logits of each draft scored alone from scratch,
+    and equal the fallback's K rows; the draft's level-by-level logits too."""
+    from core.decoding.cached_lm import RowsLM, TreeLM
+    pair = request.getfixturevalue(which)
+    context = pair.encode(TINY_PROMPT if which == "tiny" else PY_PROMPT)
+    n = len(context)
+    drafts = [[t % pair.vocab_size for t in d] for d in DRAFTS] if which == "tiny" else \
+        [[1000, 2000, 3000], [1000, 2000, 4000], [1000, 500, 3000]]
+    tree = chains_tree(drafts, pair.vocab_size)
+    for model in (pair.target, pair.draft):
+        alone = {}
+        for k, d in enumerate(drafts):
+            logits = model(input_ids=torch.tensor([context + d]), use_cache=False).logits[0]
+            for depth in range(len(d) + 1):
+                node = 0 if depth == 0 else int(tree.chains[k, depth - 1])
+                alone[node] = logits[n - 1 + depth]
+        expected = torch.stack([alone[i] for i in range(tree.size)])
+        outputs = []
+        for layout in (TreeLM, RowsLM):
+            lm = layout(model, pair.device)
+            lm.prefill(context)
+            scored = lm.score(context, tree)
+            torch.testing.assert_close(scored, expected, rtol=0, atol=1e-9)
+            lm.reset()
+            lm.prefill(context)
+            levels = [lm.root(context)] + [lm.level(context, tree, *tree.levels[d]) for d in (1, 2)]
+            torch.testing.assert_close(torch.cat(levels), expected[:tree.levels[2][1]], rtol=0, atol=1e-9)
+            outputs.append(scored)
+        assert outputs[0].shape == (7, pair.target.config.vocab_size)
+
+
+def recomputed_cache(model, ids):
+    return model(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
+
+
+def test_compacted_caches_equal_a_recomputation(tiny, monkeypatch):
+    """After every iteration (K = 4 branching drafts at T = 1), each model's cache holds exactly
+    the context's keys and values but its pending tokens: equal (1e-12, float64) to a fresh
+    prefill of those tokens, whatever positions the accepted path's nodes were gathered from."""
+    from core.decoding.cached_lm import TreeLM
+    paths = []
+    keep = TreeLM.keep
+
+    def spy(self, context_len, path, host):
+        paths.append(list(path))
+        return keep(self, context_len, path, host)
+
+    monkeypatch.setattr(TreeLM, "keep", spy)
+    dec = SpeculativeDecoder(tiny, "traversal", 4, 4, SamplingConfig(1.0))
+    context = tiny.encode(TINY_PROMPT)
+    checked = []
+
+    def check(it):
+        context.extend(list(it.accepted) + [it.extra])
+        for lm in (dec.draft_lm, dec.target_lm):
+            assert len(context) - lm.cached in ((1, 2) if lm is dec.draft_lm else (1,))
+            fresh = recomputed_cache(lm.model, context[:lm.cached])
+            assert len(lm.cache.layers) == len(fresh.layers)
+            for mine, ref in zip(lm.cache.layers, fresh.layers):
+                torch.testing.assert_close(mine.keys, ref.keys, rtol=0, atol=1e-12)
+                torch.testing.assert_close(mine.values, ref.values, rtol=0, atol=1e-12)
+        checked.append(it.tau)
+
+    with torch.inference_mode():
+        g = dec.generate(TINY_PROMPT, 40, seed=6, on_iteration=check)
+    assert len(checked) == g.metrics.iterations and dec.attention == "tree attention"
+    moved = [p for p in paths if p != list(range(1, len(p) + 1))]
+    assert moved, "no accepted path needed its nodes moved: the gather was not exercised"
+
+
+def test_two_transfers_per_iteration_and_no_other(tiny, monkeypatch):
+    """Every device-to-host conversion of the decoder goes through ``transfer.to_host``, called
+    twice an iteration (the draft's node vectors and tree, the target's node vectors), with and
+    without traces; no tensor becomes a Python or NumPy value anywhere else in core/decoding."""
+    import sys
+    from torch.overrides import TorchFunctionMode
+    from core.decoding import transfer
+
+    calls = []
+    to_host = transfer.to_host
+    monkeypatch.setattr(transfer, "to_host", lambda *t: calls.append(len(t)) or to_host(*t))
+    conversions = {"tolist", "item", "numpy", "cpu", "__int__", "__float__", "__bool__", "__index__",
+                   "__array__", "__len__", "__iter__"}
+    stray, seen = [], set()
+    here = str(ROOT / "core" / "decoding")
+
+    class Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") in conversions:
+                where = sys._getframe(1).f_code.co_filename
+                if where.endswith("transfer.py"):
+                    seen.add(func.__name__)
+                elif where.startswith(here):
+                    stray.append((func.__name__, where, sys._getframe(1).f_lineno))
+            return func(*args, **(kwargs or {}))
+
+    for trace in (True, False):
+        calls.clear()
+        dec = SpeculativeDecoder(tiny, "specinfer", 3, 3, SamplingConfig(1.0), trace=trace)
+        with Watch():
+            g = dec.generate(TINY_PROMPT, 30, seed=2)
+        assert len(calls) == 2 * g.metrics.iterations, (trace, len(calls), g.metrics.iterations)
+        assert stray == [], stray
+    assert "cpu" in seen and "numpy" in seen            # the watch sees the one place that converts
+    assert calls[::2] == [4] * g.metrics.iterations        # p, parents, tokens, chains: one copy
+    calls.clear()
+    AutoregressiveDecoder(tiny, SamplingConfig(1.0)).generate(TINY_PROMPT, 10, seed=2)
+    assert len(calls) == 10
+
+
+class NoTreeMask(torch.nn.Module):
+    """A causal LM that ignores the attention mask and position ids it is given (as a model whose
+    own code takes neither would): it cannot score a tree in one row."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.inner, self.config, self.generation_config = model, model.config, model.generation_config
+
+    def get_output_embeddings(self):
+        return self.inner.get_output_embeddings()
+
+    def forward(self, input_ids, attention_mask=None, position_ids=None, **kw):
+        return self.inner(input_ids=input_ids, **kw)
+
+
+def test_fallback_to_rows_is_logged_and_decodes_the_same(tiny, caplog):
+    """A model the probe refuses falls back to one row per draft, with one logged line per model;
+    in float64 it gives the tree's tokens for the same seed, with a larger cache; and a model
+    whose attention implementation takes no 4D mask is refused without running."""
+    import logging
+    from types import SimpleNamespace
+    from core.decoding.tree_attention import tree_attention_support
+
+    rows = pair_from_models(NoTreeMask(tiny.target), NoTreeMask(tiny.draft), tiny.tokenizer)
+    sampling = SamplingConfig(1.0)
+    with caplog.at_level(logging.WARNING, logger="core.decoding"):
+        dec = SpeculativeDecoder(rows, "traversal", 4, 3, sampling)
+        again = SpeculativeDecoder(rows, "specinfer", 4, 3, sampling)
+    lines = [r.getMessage() for r in caplog.records if r.name == "core.decoding"]
+    assert len(lines) == 2 and all("tree attention is off" in line and "NoTreeMask" in line for line in lines)
+    assert {"draft model", "target model"} == {line.split("for the ")[1].split(" (")[0] for line in lines}
+    assert dec.attention == again.attention == "rows"
+    a = dec.generate(TINY_PROMPT, 40, seed=5)
+    b = SpeculativeDecoder(tiny, "traversal", 4, 3, sampling).generate(TINY_PROMPT, 40, seed=5)
+    c = SpeculativeDecoder(rows, "traversal", 4, 3, sampling, use_cache=False).generate(TINY_PROMPT, 40, seed=5)
+    assert a.tokens == b.tokens == c.tokens and b.metrics.attention == "tree attention"
+    assert a.metrics.peak_cache_bytes > b.metrics.peak_cache_bytes
+    flash = torch.nn.Linear(1, 1)
+    flash.config = SimpleNamespace(_attn_implementation="flash_attention_2")
+    assert "'flash_attention_2' takes no 4D additive mask" in tree_attention_support(flash, torch.device("cpu"))
+
+
+def per_position_bytes(model) -> int:
+    cfg = model.config
+    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    return 2 * cfg.num_hidden_layers * heads * head_dim * next(model.parameters()).element_size()
+
+
+def test_cache_does_not_grow_with_K(tiny):
+    """With tree attention both caches hold one row: at most the final context plus the K·L tree
+    nodes of one iteration; the fallback repeats the context into each row."""
+    prompt, new, L = tiny.encode(TINY_PROMPT), 30, 3
+    per_position = per_position_bytes(tiny.target) + per_position_bytes(tiny.draft)
+    rows = pair_from_models(NoTreeMask(tiny.target), NoTreeMask(tiny.draft), tiny.tokenizer)
+    for seed in range(40):          # a seed whose generations run long (this pair often stops at EOS)
+        gens = {K: SpeculativeDecoder(tiny, "specinfer", K, L, SamplingConfig(1.0)).generate(prompt, new, seed)
+                for K in (1, 4)}
+        if min(len(g.tokens) for g in gens.values()) >= 20:
+            break
+    for K, g in gens.items():
+        # the last iteration started from c tokens, with context − L − 1 ≤ c ≤ context − 1; its
+        # caches held c tokens and at most K·L tree nodes, in one row
+        context = len(prompt) + g.metrics.iterations + g.metrics.accepted_tokens   # before truncation
+        assert per_position * (context - L - 1) <= g.metrics.peak_cache_bytes <= per_position * (context - 1 + K * L)
+    in_rows = SpeculativeDecoder(rows, "specinfer", 4, L, SamplingConfig(1.0)).generate(prompt, new, seed)
+    assert in_rows.tokens == gens[4].tokens
+    assert in_rows.metrics.peak_cache_bytes > 2 * gens[4].metrics.peak_cache_bytes
+
+
+def test_sampling_on_the_device_draws_the_law():
+    """``sample`` (inverse CDF with a torch.Generator) draws each row's law, never a token of
+    probability 0, and the argmax of a one-hot row; a seed replays it."""
+    from scipy.stats import chisquare
+    from core.decoding.sampling import sample
+    p = torch.tensor([0.0, 0.1, 0.0, 0.25, 0.65, 0.0], dtype=torch.float64)
+    g = torch.Generator().manual_seed(3)
+    draws = sample(p.expand(20000, -1), g)
+    counts = torch.bincount(draws, minlength=6).numpy()
+    assert counts[[0, 2, 5]].sum() == 0
+    assert chisquare(counts[[1, 3, 4]], 20000 * p[[1, 3, 4]].numpy()).pvalue > 1e-3
+    onehot = torch.zeros(3, 6, dtype=torch.float64)
+    onehot[[0, 1, 2], [5, 0, 2]] = 1.0
+    assert sample(onehot, g).tolist() == [5, 0, 2]
+    again = sample(p.expand(50, -1), torch.Generator().manual_seed(3))
+    assert again.tolist() == draws[:50].tolist()
+
+
+def test_default_threads_one_unless_idle_cores_measure_clearly_faster(tiny, monkeypatch):
+    """The CLI's and the app's default thread count (core.decoding.threads): one thread when fewer
+    than two cores are idle (without measuring anything); otherwise the fewest threads whose
+    measured median is within the margin of the fastest."""
+    from core.decoding import threads
+
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert threads.idle_cores() == 1                        # ⌊2 − 0 − ½⌋: a 2-core machine keeps one
+    monkeypatch.setattr(threads, "fastest_threads", lambda *a, **k: pytest.fail("measured"))
+    assert threads.default_threads(tiny) == 1
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (9.2, 0.0, 0.0))
+    assert threads.idle_cores() == 6
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (15.9, 0.0, 0.0))
+    assert threads.default_threads(tiny) == 1
+    monkeypatch.undo()
+
+    def fake_clock(cost):            # a pass "takes" cost[threads] seconds: two readings per pass
+        now = [0.0]
+
+        def clock():
+            now[0] += cost[torch.get_num_threads()] / 2
+            return now[0]
+        return clock
+
+    before = torch.get_num_threads()
+    assert threads.fastest_threads(tiny, (1, 4), clock=fake_clock({1: 1.0, 4: 0.7})) == 4     # 1.43x
+    assert threads.fastest_threads(tiny, (1, 4), clock=fake_clock({1: 1.0, 4: 0.81})) == 1    # 1.23x < 1.25
+    assert threads.fastest_threads(tiny, (1, 4), clock=fake_clock({1: 1.0, 4: 0.79})) == 4    # 1.27x
+    assert threads.fastest_threads(tiny, (1, 2, 4), clock=fake_clock({1: 1.0, 2: 0.5, 4: 0.45})) == 2
+    assert torch.get_num_threads() == before
+
+
+# ---------------------------------------------------------------------------------------------
 # Bad pairs and bad arguments
 # ---------------------------------------------------------------------------------------------
 
@@ -522,6 +842,7 @@ def test_bundled_greedy_equals_target_greedy_every_method(toy64):
         K = 1 if get_verifier(m).single_draft else 3
         g = SpeculativeDecoder(toy64, m, K, 4, SamplingConfig(0.0), trace=False).generate(PY_PROMPT, n, seed=1)
         assert g.tokens == ref.tokens, m
+        assert g.metrics.attention == "tree attention"
 
 
 @needs_toy
@@ -545,6 +866,7 @@ def test_cli_decode_json_with_samples():
                 "acceptance_per_position", "time_draft_s", "time_target_s", "time_verify_s"):
         assert key in res
     assert len(res["samples"]) == 2 and all(isinstance(t, int) for s in res["samples"] for t in s)
+    assert res["threads"] == 1 and res["attention"] == "tree attention"
 
 
 def test_forward_seconds_leaves_the_cache_as_it_found_it(tiny):

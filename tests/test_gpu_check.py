@@ -28,5 +28,16 @@ def test_gpu_check_dry_run_writes_every_part(tmp_path):
         assert {(r["method"], r["K"]) for r in rows} >= {("sd", 1), ("bv", 1), ("rbv", 4)}
         names = {b["name"] for b in entry["bench"]["baselines"]}
         assert {"autoregressive", "hf_generate", "hf_assisted"} <= names
-    # float32 on a CPU: every rule at T = 0 is the target's greedy decoding, token for token.
+        tree = entry["tree_attention"]
+        assert tree["support"] == {"draft": None, "target": None} and tree["nodes"] == 14       # 13 nodes and the root
+        assert all(g["attention"] == "tree attention" for g in entry["greedy_equality"].values())
+        long = entry["contexts"]["rows"]
+        assert {(r["method"], r["K"], r["temperature"], r["context"]) for r in long} >= \
+            {("sd", 1, 0.7, 64), ("traversal", 4, 0.0, 700), ("otv", 4, 0.7, 700)}
+        assert all(r["peak_cache_bytes"] > 0 and set(r["iteration_ms"]) == {"draft", "target", "verify", "cache", "other"}
+                   for r in long)
+        assert len(entry["contexts"]["goals"]["iteration_time_over_sd_K4_L4"]["all"]) == 8
+    # float32 on a CPU: every rule at T = 0 is the target's greedy decoding, token for token, and the
+    # tree row gives the rows' argmax at every node.
     assert all(g["equal"] for g in report["results"]["float32"]["greedy_equality"].values())
+    assert report["results"]["float32"]["tree_attention"]["argmax_differs_at"] == 0

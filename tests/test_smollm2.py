@@ -177,8 +177,9 @@ def test_draft_logits_and_cache(pair):
 
 @needs_gguf
 def test_greedy_speculative_equals_target_greedy(pair):
-    """T = 0: speculative decoding (multi-draft and single-draft rules) reproduces the target's own
-    greedy decoding exactly, and HF generate agrees with the reference decoder."""
+    """T = 0: speculative decoding (multi-draft and single-draft rules, the drafts scored with tree
+    attention) reproduces the target's own greedy decoding exactly, and HF generate agrees with the
+    reference decoder."""
     from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder
 
     greedy = SamplingConfig(temperature=0)
@@ -189,9 +190,10 @@ def test_greedy_speculative_equals_target_greedy(pair):
         hf = pair.target.generate(ids, max_new_tokens=n, do_sample=False, pad_token_id=2)
     hf_new = [int(t) for t in hf[0, ids.shape[1]:]]
     assert ref.tokens == hf_new[:len(ref.tokens)]
-    for method, K, L in (("bv", 1, 4), ("rbv", 3, 3)):
+    for method, K, L in (("bv", 1, 4), ("rbv", 3, 3), ("traversal", 4, 4)):
         gen = SpeculativeDecoder(pair, method, K, L, greedy, trace=False).generate(PROMPT, n, seed=1)
         assert gen.tokens == ref.tokens, method
+        assert gen.metrics.attention == "tree attention"    # the float16 draft and the target alike
         assert gen.metrics.block_efficiency >= 1.0
     # the draft also serves as Hugging Face's assistant model (assisted generation, greedy)
     with torch.inference_mode():

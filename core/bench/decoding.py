@@ -1,21 +1,33 @@
 """Benchmark of the real decoder: block efficiency and wall-clock speed over a grid of K, L and T.
 
-Every number is measured in one run, side by side: for each temperature the target's own
-autoregressive decoding (our loop, the same sampling code) is timed before and after that
-temperature's rows and their mean is the reference for ``speedup_vs_autoregressive``; Hugging Face
-``generate`` without and with ``assistant_model`` (assisted generation, constant L and HF's default
-schedule) runs on the same pair, prompts and token budget.  Each configuration generates
-``max_new_tokens`` new tokens for each prompt (sample j seeded (seed, j)); block efficiency is
-Σ(τ+1) / iterations and tokens per second is Σ tokens / Σ wall time over the prompts.
+Every number is measured in one run, side by side: for each temperature every configuration runs
+on the first prompt, then every one on the second, and so on (interleaved, so that a change of the
+machine's load hits them all alike): the target's own autoregressive decoding (our loop, the same
+sampling code), the reference for ``speedup_vs_autoregressive``; every (method, K, L) of the grid;
+and Hugging Face ``generate`` without and with ``assistant_model`` (assisted generation, constant L
+and HF's default schedule) on the same pair, prompts and token budget.  Each configuration
+generates ``max_new_tokens`` new tokens for each prompt (sample j seeded (seed, j)); block
+efficiency is Σ(τ+1) / iterations and tokens per second is Σ tokens / Σ wall time over the
+prompts.
 
-``goals`` compares the results with the issue's targets: multi-draft block efficiency at K = 4 over
+With ``contexts`` (e.g. 64 and 700) the prompts are instead windows of that many tokens of held-out
+code (``core.bench.heldout``), one set per length, and each row also reports where an iteration's
+time goes (draft: the draft's forward passes, sampling and transfer; target: the target's forward
+pass and transfer; verify; cache: rolling both KV caches back; other), the seconds per iteration,
+and the peak KV-cache bytes.  At T = 0 the K i.i.d. chains are identical and merge into one, so
+with ``contexts`` the K > 1 rows run at T = 0 too: they measure what the merged tree costs.
+
+``goals`` compares the results with the issues' targets: multi-draft block efficiency at K = 4 over
 single-draft SD at the same L and T (≥ 1.25), the best lossless method over autoregressive decoding
-(≥ 1.3x), our K = 1 SD over HF assisted generation at the same L and T (≥ 1), and verification's
-share of an iteration's time (< 10%).
+(≥ 1.3x), our K = 1 SD over HF assisted generation at the same L and T (≥ 1), verification's share
+of an iteration's time (< 10%), and (issue 27) a K = 4 iteration's time over SD's at the same L, T
+and context (≤ 1.5 at 512 tokens and more, ≤ 1.3 below) and its KV-cache bytes over SD's (the
+cache must not grow with K).
 """
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,8 +36,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods, synchronize
 from core.analysis.intervals import standard_error
+from core.bench.heldout import heldout_windows
+from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods, synchronize
 from core.decoding.pairs import ModelPair
 from core.rules.registry import get_verifier
 
@@ -49,6 +62,7 @@ class BenchConfig:
     prompts: int
     seed: int = 0
     hf: bool = True
+    contexts: tuple[int, ...] = ()      # prompt lengths in tokens (held-out code); () = PROMPTS
 
     @classmethod
     def default(cls, quick: bool = False) -> "BenchConfig":
@@ -63,8 +77,8 @@ class BenchConfig:
 
 def _grid(cfg: BenchConfig):
     """(method, K, L, T) rows.  At T = 0 every rule is greedy decoding of the target, so only
-    K = 1 rows of single-draft rules run; K = 1 rows of multi-draft rules are skipped (each reduces
-    to a single-draft rule)."""
+    K = 1 rows of single-draft rules run (with ``contexts``, K > 1 rows too: module docstring);
+    K = 1 rows of multi-draft rules are skipped (each reduces to a single-draft rule)."""
     for T in cfg.temperatures:
         for L in cfg.Ls:
             for K in cfg.Ks:
@@ -74,29 +88,44 @@ def _grid(cfg: BenchConfig):
                         continue
                     if not single and K == 1:
                         continue
-                    if T == 0 and K > 1:
+                    if T == 0 and K > 1 and not cfg.contexts:
                         continue
                     yield m, K, L, T
 
 
-def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int) -> dict:
+def _interleaved(runs: dict, n_prompts: int) -> dict:
+    """Run every configuration of ``runs`` (key -> run(j)) on prompt 0, then every one on prompt 1,
+    and so on, so that a change of the machine's load hits them all alike; each one's summary."""
+    raw: dict = {key: [] for key in runs}
+    for j in range(n_prompts):
+        for key, run in runs.items():
+            t0 = time.perf_counter()
+            out = run(j)
+            raw[key].append((time.perf_counter() - t0, *out))
+    return {key: _summary(results) for key, results in raw.items()}
+
+
+def _summary(results: list[tuple[float, int, int, int, dict]]) -> dict:
+    """One configuration over the prompts, from (wall seconds, tokens, iterations, accepted,
+    extra) per prompt."""
     tokens = iterations = accepted = 0
     wall = 0.0
-    split = dict(draft=0.0, target=0.0, verify=0.0, other=0.0)
-    per_pos, per_prompt = [], []
-    for j in range(n_prompts):
-        t0 = time.perf_counter()
-        n_tok, n_it, n_acc, extra = run(j)
-        wall += time.perf_counter() - t0
+    split = dict(draft=0.0, target=0.0, verify=0.0, cache=0.0, other=0.0)
+    per_pos, per_prompt, per_iteration, peak_bytes, attention = [], [], [], 0, None
+    for seconds, n_tok, n_it, n_acc, extra in results:
+        wall += seconds
         tokens += n_tok
         iterations += n_it
         accepted += n_acc
         if n_it:
             per_prompt.append((n_acc + n_it) / n_it)
+            per_iteration.append(sum(extra.get(k, 0.0) for k in split) / n_it)
         for k in split:
             split[k] += extra.get(k, 0.0)
         if "per_pos" in extra:
             per_pos.append((n_it, extra["per_pos"]))
+        peak_bytes = max(peak_bytes, extra.get("peak_cache_bytes", 0))
+        attention = extra.get("attention", attention)
     out = {"tokens": tokens, "iterations": iterations, "wall_s": wall,
            "tokens_per_second": tokens / wall if wall > 0 else 0.0,
            "block_efficiency": (accepted + iterations) / iterations if iterations else None}
@@ -109,6 +138,14 @@ def _time_runs(run: Callable[[int], tuple[int, int, int, dict]], n_prompts: int)
     if loop > 0:
         out["time_split"] = {k: v / loop for k, v in split.items()}
         out["verify_fraction"] = split["verify"] / loop
+    if loop > 0 and iterations:
+        out["seconds_per_iteration"] = loop / iterations
+        out["seconds_per_iteration_per_prompt"] = per_iteration
+        out["iteration_ms"] = {k: 1e3 * v / iterations for k, v in split.items()}
+    if peak_bytes:
+        out["peak_cache_bytes"] = peak_bytes
+    if attention is not None:
+        out["attention"] = attention
     if per_pos:
         n = sum(w for w, _ in per_pos)
         out["acceptance_per_position"] = [sum(w * a[i] for w, a in per_pos) / n
@@ -120,9 +157,11 @@ def _ours(decoder, prompts, max_new, seed):
     def run(j):
         g = decoder.generate(prompts[j], max_new, np.random.default_rng([seed, j]))
         m = g.metrics
-        return m.tokens_generated, m.iterations, m.accepted_tokens, dict(
-            draft=m.time_draft_s, target=m.time_target_s, verify=m.time_verify_s, other=m.time_other_s,
-            per_pos=m.acceptance_per_position)
+        extra = dict(draft=m.time_draft_s, target=m.time_target_s, verify=m.time_verify_s,
+                     cache=m.time_cache_s, other=m.time_other_s, peak_cache_bytes=m.peak_cache_bytes)
+        if m.K:                         # a speculative decoder (the autoregressive one has K = 0)
+            extra.update(per_pos=m.acceptance_per_position, attention=m.attention)
+        return m.tokens_generated, m.iterations, m.accepted_tokens, extra
     return run
 
 
@@ -132,7 +171,8 @@ def _hf(pair: ModelPair, prompts, max_new, seed, T, assistant: bool, L: int | No
     from transformers import GenerationConfig
 
     def run(j):
-        ids = torch.tensor([pair.encode(prompts[j])], device=pair.device)
+        prompt = prompts[j]
+        ids = torch.tensor([pair.encode(prompt) if isinstance(prompt, str) else list(prompt)], device=pair.device)
         torch.manual_seed(seed * 1000 + j)
         kw = dict(max_new_tokens=max_new, do_sample=T > 0, top_k=None, top_p=None,
                   pad_token_id=pair.tokenizer.pad_token_id if pair.tokenizer.pad_token_id is not None
@@ -208,19 +248,27 @@ def pair_acceptance(pair: ModelPair, prompts, n_tokens: int = 64, seed: int = 0)
     return float(np.mean(vals))
 
 
+def prompt_sets(pair: ModelPair, cfg: BenchConfig) -> list[tuple[int | None, list]]:
+    """(context, prompts) for each prompt set: the built-in ``PROMPTS`` (context None) or, for
+    each length in ``cfg.contexts``, ``cfg.prompts`` windows of that many held-out tokens."""
+    if not cfg.contexts:
+        return [(None, (PROMPTS * cfg.prompts)[: cfg.prompts])]
+    return [(n, heldout_windows(pair.tokenizer, cfg.prompts, n, cfg.seed)) for n in cfg.contexts]
+
+
 def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None] | None = None) -> dict:
     say = progress or (lambda msg: None)
-    prompts = PROMPTS[: cfg.prompts]
-    if len(prompts) < cfg.prompts:
-        prompts = (PROMPTS * cfg.prompts)[: cfg.prompts]
+    sets = prompt_sets(pair, cfg)
     started = time.time()
     # warm-up (first calls allocate)
-    SpeculativeDecoder(pair, "sd", 2, 2, SamplingConfig(1.0), trace=False).generate(prompts[0], 8, 0)
-    AutoregressiveDecoder(pair, SamplingConfig(1.0)).generate(prompts[0], 8, 0)
+    SpeculativeDecoder(pair, "sd", 2, 2, SamplingConfig(1.0), trace=False).generate(PROMPTS[0], 8, 0)
+    AutoregressiveDecoder(pair, SamplingConfig(1.0)).generate(PROMPTS[0], 8, 0)
 
     info = {"threads": torch.get_num_threads(), "device": str(pair.device), "dtype": str(pair.dtype),
-            "target": pair.target_name, "draft": pair.draft_name, "prompts": len(prompts),
-            "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed}
+            "target": pair.target_name, "draft": pair.draft_name, "prompts": cfg.prompts,
+            "contexts": list(cfg.contexts), "max_new_tokens": cfg.max_new_tokens, "seed": cfg.seed}
+    if hasattr(os, "getloadavg"):
+        info["load_average_at_start"] = os.getloadavg()[0]
     record = Path(pair.target_name).parent / "training.json"
     if record.is_file():                    # a pair trained by toy_models/train_pair.py
         rec = json.loads(record.read_text())
@@ -230,56 +278,69 @@ def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None]
     info.update(forward_costs(pair))
     say(f"forward cost: target {info['target_forward_s']*1e3:.2f} ms, draft "
         f"{info['draft_forward_s']*1e3:.2f} ms, ratio {info['cost_ratio']:.1f}")
-    info["mean_acceptance_T1"] = pair_acceptance(pair, prompts[:2], 48, cfg.seed)
+    info["mean_acceptance_T1"] = pair_acceptance(pair, PROMPTS[:2], 48, cfg.seed)
     say(f"mean single-token acceptance 1 - TV at T=1: {info['mean_acceptance_T1']:.3f}")
 
     rows, baselines = [], []
     grid = list(_grid(cfg))
-    for T in cfg.temperatures:
-        sampling = SamplingConfig(T)
-        ar = AutoregressiveDecoder(pair, sampling)
-        before = _time_runs(_ours(ar, prompts, cfg.max_new_tokens, cfg.seed), len(prompts))
-        for m, K, L, T_ in grid:
-            if T_ != T:
-                continue
-            dec = SpeculativeDecoder(pair, m, K, L, sampling, trace=False)
-            r = _time_runs(_ours(dec, prompts, cfg.max_new_tokens, cfg.seed), len(prompts))
-            row = {"method": m, "K": K, "L": L, "temperature": T,
-                   "lossless": bool(get_verifier(m).lossless_by_theory), **r}
-            rows.append(row)
-            say(f"{m:>13} K={K} L={L} T={T}: BE {r['block_efficiency']:.3f}, "
-                f"{r['tokens_per_second']:.1f} tok/s, verify {r.get('verify_fraction', 0):.1%}")
-        after = _time_runs(_ours(ar, prompts, cfg.max_new_tokens, cfg.seed), len(prompts))
-        ar_tps = (before["tokens_per_second"] + after["tokens_per_second"]) / 2
-        baselines.append({"name": "autoregressive", "temperature": T, "tokens_per_second": ar_tps,
-                          "tokens_per_second_before": before["tokens_per_second"],
-                          "tokens_per_second_after": after["tokens_per_second"]})
-        say(f"autoregressive T={T}: {before['tokens_per_second']:.1f} / {after['tokens_per_second']:.1f} tok/s")
-        for row in rows:
-            if row["temperature"] == T:
-                row["speedup_vs_autoregressive"] = row["tokens_per_second"] / ar_tps
-        if cfg.hf:
-            hf_runs = [("hf_generate", False, None)] + [("hf_assisted", True, L) for L in cfg.Ls] + \
-                      [("hf_assisted_default", True, None)]
-            for name, assisted, L in hf_runs:
-                r = _time_runs(_hf(pair, prompts, cfg.max_new_tokens, cfg.seed, T, assisted, L), len(prompts))
-                b = {"name": name, "temperature": T, "L": L, "tokens_per_second": r["tokens_per_second"],
-                     "speedup_vs_autoregressive": r["tokens_per_second"] / ar_tps}
-                baselines.append(b)
-                say(f"{name} L={L} T={T}: {r['tokens_per_second']:.1f} tok/s")
+    for context, prompts in sets:
+        where = "" if context is None else f" context={context}"
+        for T in cfg.temperatures:
+            sampling = SamplingConfig(T)
+            runs = {("autoregressive", None): _ours(AutoregressiveDecoder(pair, sampling), prompts,
+                                                    cfg.max_new_tokens, cfg.seed)}
+            for m, K, L, T_ in grid:
+                if T_ == T:
+                    runs[(m, K, L)] = _ours(SpeculativeDecoder(pair, m, K, L, sampling, trace=False), prompts,
+                                            cfg.max_new_tokens, cfg.seed)
+            if cfg.hf:
+                for name, assisted, L in [("hf_generate", False, None)] + \
+                        [("hf_assisted", True, L) for L in cfg.Ls] + [("hf_assisted_default", True, None)]:
+                    runs[(name, L)] = _hf(pair, prompts, cfg.max_new_tokens, cfg.seed, T, assisted, L)
+            say(f"T={T}{where}: {len(runs)} configurations, interleaved over {len(prompts)} prompts")
+            results = _interleaved(runs, len(prompts))
+            ar_tps = results[("autoregressive", None)]["tokens_per_second"]
+            for key, r in results.items():
+                if len(key) == 3:
+                    m, K, L = key
+                    rows.append({"method": m, "K": K, "L": L, "temperature": T, "context": context,
+                                 "lossless": bool(get_verifier(m).lossless_by_theory), **r,
+                                 "speedup_vs_autoregressive": r["tokens_per_second"] / ar_tps})
+                    say(f"{m:>13} K={K} L={L} T={T}{where}: BE {r['block_efficiency']:.3f}, "
+                        f"{r['tokens_per_second']:.1f} tok/s, "
+                        f"{1e3 * r.get('seconds_per_iteration', 0):.1f} ms/iteration, "
+                        f"verify {r.get('verify_fraction', 0):.1%}")
+                else:
+                    name, L = key
+                    b = {"name": name, "temperature": T, "context": context, "L": L,
+                         "tokens_per_second": r["tokens_per_second"],
+                         "speedup_vs_autoregressive": r["tokens_per_second"] / ar_tps}
+                    if name == "autoregressive":
+                        b["peak_cache_bytes"] = r.get("peak_cache_bytes")
+                    baselines.append(b)
+                    say(f"{name} L={L} T={T}{where}: {r['tokens_per_second']:.1f} tok/s")
+    if hasattr(os, "getloadavg"):
+        info["load_average_at_end"] = os.getloadavg()[0]
     return {"info": info, "rows": rows, "baselines": baselines, "goals": goals(rows, baselines),
             "elapsed_s": time.time() - started}
 
 
+#: Issue 27: a K = 4, L = 4 iteration over SD's (same L, T, context), at most this much; contexts of
+#: at least ``LONG_CONTEXT`` tokens take the first bound, shorter ones the second.
+ITERATION_RATIO_GOAL = (1.5, 1.3)
+LONG_CONTEXT = 512
+
+
 def goals(rows: list[dict], baselines: list[dict]) -> dict:
-    """The issue's four targets, evaluated on this run (None where the grid lacks the rows)."""
+    """The issues' targets, evaluated on this run (None where the grid lacks the rows); rows are
+    compared within one prompt set (``context``)."""
     out: dict = {}
-    by = {(r["method"], r["K"], r["L"], r["temperature"]): r for r in rows}
+    by = {(r["method"], r["K"], r["L"], r["temperature"], r.get("context")): r for r in rows}
     ratios = []
-    for (m, K, L, T), r in by.items():
-        sd = by.get(("sd", 1, L, T))
+    for (m, K, L, T, c), r in by.items():
+        sd = by.get(("sd", 1, L, T, c))
         if K == 4 and T > 0 and sd and not get_verifier(m).single_draft:
-            ratios.append({"method": m, "L": L, "temperature": T,
+            ratios.append({"method": m, "L": L, "temperature": T, "context": c,
                            "ratio": r["block_efficiency"] / sd["block_efficiency"]})
     best = max(ratios, key=lambda d: d["ratio"]) if ratios else None
     out["multi_draft_be_over_sd_at_K4"] = {"target": 1.25, "best": best, "all": ratios,
@@ -288,20 +349,20 @@ def goals(rows: list[dict], baselines: list[dict]) -> dict:
     best = max(lossless, key=lambda r: r["speedup_vs_autoregressive"]) if lossless else None
     out["best_lossless_speedup"] = {
         "target": 1.3, "met": bool(best and best["speedup_vs_autoregressive"] >= 1.3),
-        "best": None if best is None else {k: best[k] for k in ("method", "K", "L", "temperature",
-                                                                "speedup_vs_autoregressive")}}
+        "best": None if best is None else {k: best.get(k) for k in ("method", "K", "L", "temperature", "context",
+                                                                    "speedup_vs_autoregressive")}}
     per_T = {}
     for r in lossless:
         T = r["temperature"]
         if T not in per_T or r["speedup_vs_autoregressive"] > per_T[T]["speedup_vs_autoregressive"]:
-            per_T[T] = {k: r[k] for k in ("method", "K", "L", "speedup_vs_autoregressive")}
+            per_T[T] = {k: r.get(k) for k in ("method", "K", "L", "context", "speedup_vs_autoregressive")}
     out["best_lossless_speedup"]["per_temperature"] = {str(T): v for T, v in per_T.items()}
     cmp = []
     for b in baselines:
         if b["name"] == "hf_assisted" and b["L"] is not None:
-            sd = by.get(("sd", 1, b["L"], b["temperature"]))
+            sd = by.get(("sd", 1, b["L"], b["temperature"], b.get("context")))
             if sd:
-                cmp.append({"L": b["L"], "temperature": b["temperature"],
+                cmp.append({"L": b["L"], "temperature": b["temperature"], "context": b.get("context"),
                             "ratio": sd["tokens_per_second"] / b["tokens_per_second"]})
     out["sd_k1_over_hf_assisted"] = {"target": 1.0, "all": cmp,
                                      "met": bool(cmp) and all(c["ratio"] >= 1.0 for c in cmp)}
@@ -309,12 +370,28 @@ def goals(rows: list[dict], baselines: list[dict]) -> dict:
     out["verify_fraction"] = {"target": 0.10, "max": max(fr) if fr else None,
                               "median": float(np.median(fr)) if fr else None,
                               "met": bool(fr) and max(fr) < 0.10}
+    cost, memory = [], []
+    for (m, K, L, T, c), r in by.items():
+        sd = by.get(("sd", 1, L, T, c))
+        if K == 4 and L == 4 and sd and "seconds_per_iteration" in r and "seconds_per_iteration" in sd:
+            bound = ITERATION_RATIO_GOAL[0 if (c or 0) >= LONG_CONTEXT else 1]
+            ratio = r["seconds_per_iteration"] / sd["seconds_per_iteration"]
+            # prompt by prompt (interleaved runs, so under the same load): the spread of the ratio
+            paired = sorted(a / b for a, b in zip(r["seconds_per_iteration_per_prompt"],
+                                                  sd["seconds_per_iteration_per_prompt"]))
+            cost.append({"method": m, "temperature": T, "context": c, "ratio": ratio, "target": bound,
+                         "met": ratio <= bound, "per_prompt_ratios": paired})
+            if r.get("peak_cache_bytes") and sd.get("peak_cache_bytes"):
+                memory.append({"method": m, "temperature": T, "context": c,
+                               "ratio": r["peak_cache_bytes"] / sd["peak_cache_bytes"]})
+    out["iteration_time_over_sd_K4_L4"] = {"all": cost, "met": bool(cost) and all(d["met"] for d in cost)}
+    out["kv_cache_bytes_over_sd_K4_L4"] = {"all": memory, "max": max((d["ratio"] for d in memory), default=None)}
     return out
 
 
 def format_table(result: dict) -> str:
-    cols = ["method", "K", "L", "temperature", "block_efficiency", "block_efficiency_se", "tokens_per_second",
-            "speedup_vs_autoregressive", "verify_fraction"]
+    cols = ["method", "K", "L", "temperature", "context", "block_efficiency", "block_efficiency_se",
+            "tokens_per_second", "speedup_vs_autoregressive", "verify_fraction"]
     lines = ["  ".join(f"{c[:14]:>14}" for c in cols)]
     for r in result["rows"]:
         cells = []
@@ -322,9 +399,18 @@ def format_table(result: dict) -> str:
             v = r.get(c)
             cells.append(f"{v:>14.3f}" if isinstance(v, float) else f"{str(v):>14}")
         lines.append("  ".join(cells))
+    if any("iteration_ms" in r for r in result["rows"]):
+        lines += ["", "per iteration, ms: draft / target / verify / cache / other = total; peak KV cache"]
+        for r in result["rows"]:
+            ms = r.get("iteration_ms")
+            if ms:
+                lines.append(f"{r['method']:>13} K={r['K']} L={r['L']} T={r['temperature']} "
+                             f"context={r.get('context')}: " + " / ".join(f"{ms[k]:.2f}" for k in ms)
+                             + f" = {sum(ms.values()):.2f} ms; {r.get('peak_cache_bytes', 0) / 2**20:.2f} MiB"
+                             + f" ({r.get('attention')})")
     lines.append("")
     for b in result["baselines"]:
-        lines.append(f"{b['name']:>20} T={b['temperature']} L={b.get('L')}: "
+        lines.append(f"{b['name']:>20} T={b['temperature']} context={b.get('context')} L={b.get('L')}: "
                      f"{b['tokens_per_second']:.1f} tok/s")
     lines.append("")
     lines.append(json.dumps(result["goals"], indent=1, default=str))

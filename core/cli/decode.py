@@ -43,7 +43,8 @@ def _add_pair(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", choices=["float32", "float64", "float16", "bfloat16"],
                    help="model dtype (default float32 on CPU)")
     p.add_argument("--threads", type=int_range("threads", 1, 256),
-                   help="torch CPU threads (default: torch's choice for decode, 1 for bench)")
+                   help="torch CPU threads (default for decode: 1, or more when cores are idle and "
+                        "measured clearly faster, core.decoding.threads; for bench: 1)")
     p.add_argument("--no-pack", action="store_true",
                    help="on a CPU, keep torch's own linear layers (default: large ones run through "
                         "oneDNN with packed weights, core.decoding.packed_linear)")
@@ -80,7 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--temperatures", type=_list(temperature_arg), default=None)
     bench.add_argument("--max-new-tokens", type=int_range("max-new-tokens", 1), default=None)
     bench.add_argument("--prompts", type=int_range("prompts", 1), default=None,
-                       help="how many of the built-in prompts to use")
+                       help="how many prompts (of the built-in ones, or per context length)")
+    bench.add_argument("--contexts", type=_list(int_range("contexts", 1, 100000)), default=None,
+                       help="prompt lengths in tokens, e.g. 64,700: windows of held-out code instead of "
+                            "the built-in prompts, with the time of an iteration split and the KV-cache bytes")
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")
     bench.add_argument("--no-hf", action="store_true", help="skip the Hugging Face generate baselines")
@@ -115,16 +119,21 @@ def _load(args):
 
 
 def cmd_decode(args) -> int:
+    import torch
+
     from core.decoding import SamplingConfig, SpeculativeDecoder
     sampling = SamplingConfig(args.temperature, args.top_k, args.top_p)
     pair = _load(args)
+    if args.threads is None:
+        from core.decoding.threads import default_threads
+        torch.set_num_threads(default_threads(pair))
     dec = SpeculativeDecoder(pair, args.method, args.K, args.L, sampling,
                              use_cache=not args.no_cache, trace=args.trace)
     gen = dec.generate(args.prompt, args.max_new_tokens, args.seed)
     out = {"method": args.method, "K": args.K, "L": args.L, "temperature": args.temperature,
            "top_k": args.top_k, "top_p": args.top_p, "seed": args.seed,
            "prompt_ids": gen.prompt_ids, "tokens": gen.tokens, "text": gen.text,
-           "stop_reason": gen.stop_reason, "metrics": gen.metrics.to_dict()}
+           "stop_reason": gen.stop_reason, "threads": torch.get_num_threads(), "metrics": gen.metrics.to_dict()}
     out.update({k: v for k, v in gen.metrics.to_dict().items() if k not in out})
     if args.trace:
         text = lambda t: pair.tokenizer.decode([t])  # noqa: E731
@@ -139,7 +148,8 @@ def cmd_decode(args) -> int:
         print(gen.text)
         print(f"-- {m.tokens_generated} tokens in {m.iterations} target calls, block efficiency "
               f"{m.block_efficiency:.3f}, {m.tokens_per_second:.1f} tokens/s "
-              f"(draft {m.time_draft_s:.2f}s, target {m.time_target_s:.2f}s, verify {m.time_verify_s:.3f}s)")
+              f"(draft {m.time_draft_s:.2f}s, target {m.time_target_s:.2f}s, verify {m.time_verify_s:.3f}s; "
+              f"{m.attention}, {torch.get_num_threads()} torch thread(s))")
         if args.num_samples:
             for j, g in enumerate(out["samples"]):
                 print(f"sample {j}: {g}")
@@ -152,7 +162,8 @@ def cmd_bench(args) -> int:
     cfg = BenchConfig.default(quick=args.quick)
     cfg = cfg.with_overrides(methods=args.methods, Ks=args.Ks, Ls=args.Ls,
                              temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
-                             prompts=args.prompts, seed=args.seed, hf=not args.no_hf)
+                             prompts=args.prompts, seed=args.seed, hf=not args.no_hf,
+                             contexts=args.contexts)
     for m in cfg.methods:
         check_method(m)
     pair = _load(args)
@@ -175,9 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from transformers.utils import logging as hf_logging
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
-        threads = args.threads if args.threads is not None else (1 if args.command == "bench" else None)
-        if threads is not None:
-            torch.set_num_threads(threads)
+        # one thread while loading, and then for bench; decode picks its own default once the pair
+        # is loaded (core.decoding.threads: torch's default ran 16x slower on a busy machine)
+        torch.set_num_threads(args.threads if args.threads is not None else 1)
         return {"decode": cmd_decode, "bench": cmd_bench}[args.command](args)
 
     return report_errors(run, "lower K, L or max-new-tokens")

@@ -5,7 +5,9 @@ The public API is importable from here::
     from core.decoding import SpeculativeDecoder, AutoregressiveDecoder, SamplingConfig, load_pair, toy_pair
 
 One module per step of an iteration, as in ``transformers.generation`` and vLLM: ``sampling``
-(the sampling transforms), ``cached_lm`` (one model's KV cache), ``proposal`` (1. propose),
+(the sampling transforms and draws), ``token_tree`` (the merged draft tree), ``tree_attention``
+(its mask and positions, and which models take them), ``cached_lm`` (one model's KV cache, in one
+row or in rows), ``transfer`` (the one device-to-host copy), ``proposal`` (1. propose),
 ``scoring`` (2. score), ``verification`` (3. verify, and the iteration's trace, ``traces``),
 ``commit`` (4. commit), ``metrics`` (5. the run summed up); ``speculative`` and ``autoregressive``
 are the decoders, ``methods`` says which rules they run, ``inputs`` checks what they are asked;
@@ -22,7 +24,8 @@ import importlib
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "AutoregressiveDecoder": "autoregressive", "CachedLM": "cached_lm", "DecodingError": "errors",
+    "AutoregressiveDecoder": "autoregressive", "CachedLM": "cached_lm", "cached_lm": "cached_lm",
+    "DecodingError": "errors", "tree_attention_support": "tree_attention", "node_probs": "sampling",
     "PairError": "errors", "check_method": "methods", "decoder_methods": "methods",
     "DecodeMetrics": "metrics", "Generation": "metrics", "synchronize": "metrics",
     "ModelPair": "pairs", "load_pair": "pairs", "hub_presets": "presets", "toy_pair": "presets",

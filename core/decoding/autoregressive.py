@@ -1,5 +1,6 @@
 """The reference decoder: the target alone, one token per forward pass, with the sampling code and
-the seed policy of the speculative decoder (``core.decoding.inputs``)."""
+the seed policy of the speculative decoder (``core.decoding.inputs``): the token is drawn on the
+models' device and comes to the host in one transfer."""
 from __future__ import annotations
 
 import time
@@ -8,13 +9,13 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from core.data.coins import RandomCoins
+from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
 from core.decoding.commit import finish
 from core.decoding.inputs import check_request
-from core.decoding.metrics import Generation, phase_times, summarize, synchronize
+from core.decoding.metrics import Generation, device_generator, phase_times, summarize, synchronize
 from core.decoding.pairs import ModelPair
-from core.decoding.sampling import SamplingConfig, next_token_probs
+from core.decoding.sampling import SamplingConfig, node_probs, sample
 
 
 class AutoregressiveDecoder:
@@ -33,7 +34,7 @@ class AutoregressiveDecoder:
         ``seed`` as in ``SpeculativeDecoder.generate`` (required, ``np.random.default_rng(seed)``)."""
         pair = self.pair
         ids = check_request(pair, prompt, max_new_tokens, seed, lookahead=0)
-        coins = RandomCoins(np.random.default_rng(seed))
+        generator = device_generator(np.random.default_rng(seed), pair.device)
         eos = pair.eos_ids
         times = phase_times()
         self.lm.reset()
@@ -44,16 +45,15 @@ class AutoregressiveDecoder:
         context, new, stop, steps = list(ids), [], None, 0
         while stop is None:
             t0 = time.perf_counter()
-            probs = next_token_probs(self.lm.start(context)[:, -1], pair.vocab_size, self.sampling)[0]
-            synchronize(pair.device)
+            probs = node_probs(self.lm.root(context), pair.vocab_size, self.sampling)
+            (y,) = transfer.to_host(sample(probs, generator))
             times["target"] += time.perf_counter() - t0
-            y = coins.categorical(probs)
-            self.lm.commit(0, len(context))
-            context.append(y)
+            context.append(int(y[0]))
             steps += 1
-            stop = finish(new, (y,), eos, max_new_tokens)
+            stop = finish(new, (int(y[0]),), eos, max_new_tokens)
         metrics = summarize(method=self.method, K=0, L=0, temperature=self.sampling.temperature,
                             tokens=new, taus=[0] * steps, draft_calls=0, times=times,
-                            total_s=time.perf_counter() - t_start)
+                            total_s=time.perf_counter() - t_start,
+                            peak_cache_bytes=self.lm.peak_cache_bytes)
         return Generation(prompt_ids=ids, tokens=new, text=pair.decode(new), stop_reason=stop,
                           metrics=metrics)

@@ -1,29 +1,30 @@
-"""Step 4, commit: c ← c·s·y, both caches rolled back to the accepted draft, and the stop test.
+"""Step 4, commit: c ← c·s·y, both caches rolled back to the context plus the accepted path, and
+the stop test.
 
-Each cache keeps the row of a draft through the accepted prefix s (the draft's row k, the target's
-row of that draft among the distinct ones) and is cropped to the new context minus its last token,
-which is fed at the next iteration; nothing is ever recomputed.
+Each cache keeps the context and the accepted prefix s's nodes (``CachedLM.keep``: gathered in
+place with tree attention, the accepted row selected in the fallback), and nothing else; the extra
+token y, and for the draft a last draft token it never fed, are fed at the next iteration.
+Nothing is ever recomputed.
 """
 from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from core.data.trace import Verdict
 from core.decoding.cached_lm import CachedLM
+from core.decoding.proposal import Proposal
 
 
-def commit(context: list[int], verdict: Verdict, drafts: np.ndarray, distinct: list[tuple[int, ...]],
-           draft_lm: CachedLM, target_lm: CachedLM) -> tuple[int, ...]:
-    """Append s·y to ``context`` and roll both caches back to it; return s·y."""
-    s = tuple(int(t) for t in verdict.accepted)
-    tau = len(s)
-    k = next(k for k in range(len(drafts)) if tuple(int(t) for t in drafts[k, :tau]) == s)
-    n = len(context)
-    target_lm.commit(distinct.index(tuple(int(t) for t in drafts[k])), n + tau)
-    draft_lm.commit(k, n + tau)
-    appended = s + (int(verdict.extra),)
+def keep_accepted(context_len: int, verdict: Verdict, proposal: Proposal, *lms: CachedLM) -> None:
+    """Roll each model's cache back to the context (``context_len`` tokens) and the accepted path."""
+    path = proposal.host.path(tuple(int(t) for t in verdict.accepted))
+    for lm in lms:
+        lm.keep(context_len, path, proposal.host)
+
+
+def extend(context: list[int], verdict: Verdict) -> tuple[int, ...]:
+    """Append s·y to ``context``; return s·y."""
+    appended = tuple(int(t) for t in verdict.accepted) + (int(verdict.extra),)
     context.extend(appended)
     return appended
 

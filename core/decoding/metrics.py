@@ -1,8 +1,11 @@
-"""A run summed up: ``DecodeMetrics`` (acceptance, calls, wall-clock phases) and ``Generation``.
+"""A run summed up: ``DecodeMetrics`` (acceptance, calls, wall-clock phases, cache size) and
+``Generation``; and ``device_generator``, the device's random stream seeded from the run's seed.
 
-Wall-clock phases: ``prefill`` (the prompt), then per iteration ``draft`` (proposing), ``target``
-(scoring), ``verify`` (the rule) and ``other`` (committing).  ``synchronize`` makes a reading cover
-the GPU work queued before it.
+Wall-clock phases: ``prefill`` (the prompt), then per iteration ``draft`` (proposing: the draft's
+forward passes, sampling, its transfer), ``target`` (scoring: the target's forward pass, its
+transfer), ``verify`` (the rule), ``cache`` (rolling both KV caches back to the accepted path) and
+``other`` (the bookkeeping left).  ``synchronize`` makes a reading cover the GPU work queued before
+it.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import torch
 from core.decoding.traces import IterationTrace
 
 #: Wall-clock phases of a run; all but ``prefill`` repeat every iteration.
-PHASES = ("prefill", "draft", "target", "verify", "other")
+PHASES = ("prefill", "draft", "target", "verify", "cache", "other")
 
 
 def phase_times() -> dict[str, float]:
@@ -29,6 +32,16 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def device_generator(rng: np.random.Generator, device: torch.device) -> torch.Generator:
+    """The ``torch.Generator`` that draws a run's tokens where the probabilities are
+    (``transfer.float64_device``), seeded by one draw of the run's ``rng``: a seed replays a run
+    exactly on the same kind of device (CPU and CUDA streams differ)."""
+    from core.decoding.transfer import float64_device
+    generator = torch.Generator(device=float64_device(device))
+    generator.manual_seed(int(rng.integers(2 ** 63 - 1)))
+    return generator
+
+
 @dataclass(kw_only=True)
 class DecodeMetrics:
     """A run summed up.  ``block_efficiency`` = Σ(τ_i + 1) / iterations (tokens per target call,
@@ -39,7 +52,10 @@ class DecodeMetrics:
     the root c of each draft tree (one draft, one token: the draft pair's quality along this very
     generation, kept even without traces; 0 for autoregressive decoding).  ``target_calls``
     counts the target's forward passes during decoding (one per iteration), not the prompt's
-    prefill.  Times are wall-clock seconds.  Built with keywords only (21 fields)."""
+    prefill.  Times are wall-clock seconds.  ``attention`` is how the target scored the drafts
+    ("tree attention", "rows" in the fallback, "one row" for autoregressive decoding);
+    ``peak_cache_bytes``, the largest the two models' KV caches (keys and values) were together,
+    each at its own peak.  Built with keywords only (24 fields)."""
 
     method: str
     K: int
@@ -60,8 +76,11 @@ class DecodeMetrics:
     time_draft_s: float
     time_target_s: float
     time_verify_s: float
+    time_cache_s: float
     time_other_s: float
-    verify_fraction: float              # verify time / (draft + target + verify + other) time
+    verify_fraction: float              # verify time / (draft + target + verify + cache + other) time
+    attention: str
+    peak_cache_bytes: int
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -81,13 +100,14 @@ class Generation:
 
 def summarize(*, method: str, K: int, L: int, temperature: float, tokens: Sequence[int],
               taus: Sequence[int], draft_calls: int, times: dict[str, float], total_s: float,
-              root_acceptance: Sequence[float] = ()) -> DecodeMetrics:
+              root_acceptance: Sequence[float] = (), attention: str = "one row",
+              peak_cache_bytes: int = 0) -> DecodeMetrics:
     """The metrics of a run whose iteration i accepted ``taus[i]`` draft tokens (one target call
     each), from its phase times and total wall-clock seconds."""
     n_it = len(taus)
     accepted = int(sum(taus))
     efficiency = (accepted + n_it) / n_it if n_it else 0.0
-    loop = times["draft"] + times["target"] + times["verify"] + times["other"]
+    loop = times["draft"] + times["target"] + times["verify"] + times["cache"] + times["other"]
     return DecodeMetrics(
         method=method, K=K, L=L, temperature=temperature,
         tokens_generated=len(tokens), iterations=n_it, target_calls=n_it, draft_calls=draft_calls,
@@ -97,5 +117,6 @@ def summarize(*, method: str, K: int, L: int, temperature: float, tokens: Sequen
         mean_root_acceptance=float(np.mean(root_acceptance)) if len(root_acceptance) else 0.0,
         tokens_per_second=len(tokens) / total_s if total_s > 0 else 0.0,
         time_total_s=total_s, time_prefill_s=times["prefill"], time_draft_s=times["draft"],
-        time_target_s=times["target"], time_verify_s=times["verify"], time_other_s=times["other"],
-        verify_fraction=times["verify"] / loop if loop > 0 else 0.0)
+        time_target_s=times["target"], time_verify_s=times["verify"], time_cache_s=times["cache"],
+        time_other_s=times["other"], verify_fraction=times["verify"] / loop if loop > 0 else 0.0,
+        attention=attention, peak_cache_bytes=int(peak_cache_bytes))

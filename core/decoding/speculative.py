@@ -2,17 +2,22 @@
 
 One iteration (docs/maths.md), from a context c of n tokens, is one call into each step's module:
 
-1. **Propose** (``core.decoding.proposal``): the draft model samples K drafts x^(1..K) ∈ Ω^L in one
-   batch, with p(·|c·s) at every node s of the draft tree;
-2. **Score** (``core.decoding.scoring``): the target runs once over the distinct drafts, giving
+1. **Propose** (``core.decoding.proposal``): the draft model samples K drafts x^(1..K) ∈ Ω^L,
+   merged into one draft tree grown level by level, with p(·|c·s) at every node s;
+2. **Score** (``core.decoding.scoring``): the target runs once over the whole tree, giving
    q(·|c·s) at every node s, |s| ≤ L (bonus position included);
 3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns the ``DraftBlock`` into
    an accepted prefix s and an extra token y, and the iteration's trace is recorded;
-4. **Commit** (``core.decoding.commit``): c ← c·s·y, both caches rolled back to it, and the stop test;
+4. **Commit** (``core.decoding.commit``): both caches rolled back to c·s, c ← c·s·y, and the stop
+   test;
 
-and a run ends with 5. **metrics** (``core.decoding.metrics``).  Temperature, top-k and top-p
-(``core.decoding.sampling``) act identically on both models' logits, in float64; every run takes a
-seed and replays exactly.  ``core.decoding.autoregressive`` is the reference: the target alone.
+and a run ends with 5. **metrics** (``core.decoding.metrics``).  Both models score the tree in one
+sequence with tree attention (``core.decoding.tree_attention``) when they can, and in one row per
+draft otherwise (``core.decoding.cached_lm``).  Temperature, top-k and top-p
+(``core.decoding.sampling``) act identically on both models' logits, in float64 on the models'
+device, where the drafts are drawn too; two transfers to the host per iteration, one per model
+(``core.decoding.transfer``).  Every run takes a seed and replays exactly (on the same device).
+``core.decoding.autoregressive`` is the reference: the target alone.
 """
 from __future__ import annotations
 
@@ -22,13 +27,12 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from core.data.coins import RandomCoins
-from core.decoding.cached_lm import CachedLM
-from core.decoding.commit import commit, finish
+from core.decoding.cached_lm import cached_lm
+from core.decoding.commit import extend, finish, keep_accepted
 from core.decoding.errors import DecodingError
 from core.decoding.inputs import check_request
 from core.decoding.methods import check_method
-from core.decoding.metrics import Generation, phase_times, summarize, synchronize
+from core.decoding.metrics import Generation, device_generator, phase_times, summarize, synchronize
 from core.decoding.pairs import ModelPair
 from core.decoding.proposal import DraftProposer
 from core.decoding.sampling import SamplingConfig
@@ -62,8 +66,11 @@ class SpeculativeDecoder:
         self.use_cache = use_cache
         self.trace = trace
         self.keep_blocks = keep_blocks
-        self.draft_lm = CachedLM(pair.draft, pair.device, use_cache)
-        self.target_lm = CachedLM(pair.target, pair.device, use_cache)
+        self.draft_lm = cached_lm(pair.draft, pair.device, use_cache, name="draft model")
+        self.target_lm = cached_lm(pair.target, pair.device, use_cache, name="target model")
+        d, t = self.draft_lm.layout, self.target_lm.layout
+        #: How the two models read the draft tree: "tree attention", "rows", or one of each.
+        self.attention = t if d == t else f"draft: {d}, target: {t}"
         self.proposer = DraftProposer(self.draft_lm, pair.vocab_size, self.sampling)
         self.scorer = TargetScorer(self.target_lm, pair.vocab_size, self.sampling)
 
@@ -80,9 +87,10 @@ class SpeculativeDecoder:
         max_new_tokens : int
             The most new tokens; an iteration that overshoots is truncated.
         seed : int, sequence of int, numpy.random.SeedSequence or numpy.random.Generator
-            Required: the one generator ``np.random.default_rng(seed)`` draws the drafts and drives
-            the rule, so a seed replays exactly (a ``Generator`` is used as is and advances).
-            ``None`` is refused rather than seeded from the operating system.
+            Required: the one generator ``np.random.default_rng(seed)`` drives the rule and seeds
+            the ``torch.Generator`` that draws the drafts on the models' device, so a seed replays
+            exactly on the same device (a ``Generator`` is used as is and advances).  ``None`` is
+            refused rather than seeded from the operating system.
         on_iteration : callable, optional
             With ``trace=True``, called with each ``IterationTrace`` as soon as it is made.
 
@@ -137,7 +145,7 @@ class SpeculativeDecoder:
         pair, K, L = self.pair, self.K, self.L
         ids = check_request(pair, prompt, max_new_tokens, seed, lookahead=L + 1)
         rng = np.random.default_rng(seed)
-        coins = RandomCoins(rng)
+        generator = device_generator(rng, pair.device)
         eos = pair.eos_ids
         times = phase_times()
         t_start = time.perf_counter()
@@ -154,26 +162,28 @@ class SpeculativeDecoder:
         stop = None
         while stop is None:
             t0 = time.perf_counter()
-            # 1. Propose: K drafts of length L, and p(·|s) at every node |s| < L.
-            drafts, p = self.proposer.propose(context, K, L, coins)
+            # 1. Propose: K drafts of length L as one tree, and p(·|s) at every node |s| < L.
+            proposal = self.proposer.propose(context, K, L, generator)
             synchronize(pair.device)
             t1 = time.perf_counter()
-            # 2. Score: q(·|s) at every node |s| ≤ L, one target pass over the distinct drafts.
-            q, distinct = self.scorer.score(context, drafts)
+            # 2. Score: q(·|s) at every node |s| ≤ L, one target call over the whole tree.
+            q = self.scorer.score(context, proposal)
             synchronize(pair.device)
             t2 = time.perf_counter()
-            # 3. Verify: the rule's accepted prefix s and extra token y, with the same generator.
-            block, verdict = verify(self.verifier, drafts, p, q, rng)
+            # 3. Verify: the rule's accepted prefix s and extra token y, with the seeded generator.
+            block, verdict = verify(self.verifier, proposal.drafts, proposal.p, q, rng)
             t3 = time.perf_counter()
-            root_acc.append(root_acceptance(block))
-            # 4. Commit: c ← c·s·y with both caches rolled back to it; stop at EOS or the limit.
+            # 4. Commit: both caches rolled back to c·s; c ← c·s·y; stop at EOS or the limit.
             position = len(context)
-            appended = commit(context, verdict, drafts, distinct, self.draft_lm, self.target_lm)
-            taus.append(verdict.tau)
-            stop = finish(new, appended, eos, max_new_tokens)
+            keep_accepted(position, verdict, proposal, self.draft_lm, self.target_lm)
+            synchronize(pair.device)
             t4 = time.perf_counter()
-            for phase, seconds in zip(("draft", "target", "verify", "other"),
-                                      (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            root_acc.append(root_acceptance(block))
+            taus.append(verdict.tau)
+            stop = finish(new, extend(context, verdict), eos, max_new_tokens)
+            t5 = time.perf_counter()
+            for phase, seconds in zip(("draft", "target", "verify", "cache", "other"),
+                                      (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
                 times[phase] += seconds
             if self.trace:
                 traces.append(iteration_trace(self.verifier, block, verdict, index=len(traces),
@@ -185,7 +195,8 @@ class SpeculativeDecoder:
         metrics = summarize(method=self.method, K=K, L=L, temperature=self.sampling.temperature,
                             tokens=new, taus=taus, draft_calls=self.draft_lm.calls - draft_calls0,
                             times=times, total_s=time.perf_counter() - t_start,
-                            root_acceptance=root_acc)
+                            root_acceptance=root_acc, attention=self.attention,
+                            peak_cache_bytes=self.draft_lm.peak_cache_bytes + self.target_lm.peak_cache_bytes)
         return Generation(prompt_ids=ids, tokens=new, text=pair.decode(new), stop_reason=stop,
                           metrics=metrics, iterations=traces)
 

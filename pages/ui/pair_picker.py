@@ -21,6 +21,7 @@ from core.data.trace import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
                            hub_presets, load_pair, toy_pair)
+from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import errors
 
 __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
@@ -113,49 +114,26 @@ def pair_id(pair) -> tuple[str, str, int]:
     return pair.target_name, pair.draft_name, int(pair.vocab_size)
 
 
-def fastest_threads(pair, candidates: tuple[int, ...], repeats: int = 5) -> int:
-    """The thread count (among ``candidates``) with the fastest one-token target forward pass, the
-    best of ``repeats`` after a warm-up; the thread count is restored afterwards."""
-    before = torch.get_num_threads()
-    ids = torch.tensor([pair.encode("def")[-1:]], device=pair.device)
-    best: dict[int, float] = {}
-    try:
-        with torch.no_grad():
-            for n in candidates:
-                torch.set_num_threads(n)
-                pair.target(input_ids=ids)
-                times = []
-                for _ in range(repeats):
-                    t0 = time.perf_counter()
-                    pair.target(input_ids=ids)
-                    times.append(time.perf_counter() - t0)
-                best[n] = min(times)
-    finally:
-        torch.set_num_threads(before)
-    return min(best, key=best.get)
-
-
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _measured_threads(key: tuple, _pair) -> int:
-    """``fastest_threads`` between one thread and all cores, measured once per process and pair."""
-    cores = os.cpu_count() or 1
-    if cores == 1 or _pair.device.type != "cpu":
-        return torch.get_num_threads()
-    return fastest_threads(_pair, (1, cores))
+    """``core.decoding.threads.default_threads``, decided once per process and pair."""
+    return default_threads(_pair)
 
 
 def threads_picker(pair) -> int:
-    """Sidebar: how many threads torch uses (default: the measured faster of 1 and all cores); set
-    with ``torch.set_num_threads`` for this process."""
+    """Sidebar: how many threads torch uses (default: ``core.decoding.threads.default_threads``: one
+    unless cores are idle and more threads are measured clearly faster); set with
+    ``torch.set_num_threads`` for this process."""
     ss = st.session_state
     if "torch_threads" not in ss:
         with st.spinner("Measuring the fastest thread count…"):
             ss["torch_threads"] = _measured_threads(pair_id(pair), pair)
     n = st.sidebar.number_input("Torch threads", 1, max(os.cpu_count() or 1, int(ss["torch_threads"])), step=1,
                                 key="torch_threads",
-                                help="Threads torch uses for the models. The default is the faster of one "
-                                     "thread and all cores, measured on this pair; on a busy machine one "
-                                     "thread is often much faster.")
+                                help="Threads torch uses for the models. The default is one thread, "
+                                     "unless this machine has idle cores and more threads measure clearly "
+                                     "faster on this pair: on a busy machine two threads ran 15-30x slower "
+                                     "than one.")
     torch.set_num_threads(int(n))
     return int(n)
 
