@@ -1,10 +1,11 @@
-"""Bounds on E[τ] for K i.i.d. drafts of length L: closed forms (numpy) apart from the LPs (scipy).
+"""Bounds on E[τ] for K i.i.d. drafts of length L, and for token trees of any shape and law:
+closed forms (numpy) apart from the LPs (scipy).
 
 - ``core.bounds.sizes``: limits, LP sizes priced before they are built, multiset enumeration;
 - ``core.bounds.closed_form``: the single-token optimum (sorted min-cut), claimed E_CIC, the greedy
   relaxation;
-- ``core.bounds.lp``: the optimal lossless-verifier LP, the acausal coupling bound, the single-token
-  LP, solved by scipy/HiGHS;
+- ``core.bounds.lp``: the optimal lossless-verifier LP (and the own-law LP of a token tree), the
+  acausal coupling bound, the single-token LP, solved by scipy/HiGHS;
 - ``core.bounds.sequoia``: Sequoia's dynamic programme, the best tree of a node budget under
   positional acceptance (numpy; import it from its module).
 
@@ -13,17 +14,17 @@ The names of all three are importable from here.  The LP names are resolved on f
 LP is asked for.
 """
 from core.bounds.closed_form import (claimed_cic, greedy_relaxation, lcp_matrix, single_token_bound,
-                                     single_token_optimum)
+                                     single_token_optimum, topk_tree_value)
 from core.bounds.sizes import (PATH_LIMIT, SIZE_LIMIT, WORK_LIMIT, BoundsTooLarge, LPSize, check_size,
-                               enumerate_multisets, lp_size, multiset_probabilities, num_multisets,
-                               one_minus_pow)
+                               check_tree_size, enumerate_multisets, lp_size, multiset_probabilities,
+                               num_multisets, one_minus_pow, tree_lp_size)
 
-_LP_NAMES = ("LPFailed", "OptimalPlan", "optimal_lp", "acausal_bound", "single_token_lp")
+_LP_NAMES = ("LPFailed", "OptimalPlan", "optimal_lp", "optimal_tree_lp", "acausal_bound", "single_token_lp")
 
 __all__ = ["claimed_cic", "greedy_relaxation", "lcp_matrix", "single_token_bound", "single_token_optimum",
-           "PATH_LIMIT", "SIZE_LIMIT", "WORK_LIMIT", "BoundsTooLarge", "LPSize", "check_size",
-           "enumerate_multisets", "lp_size", "multiset_probabilities", "num_multisets", "one_minus_pow",
-           *_LP_NAMES]
+           "topk_tree_value", "PATH_LIMIT", "SIZE_LIMIT", "WORK_LIMIT", "BoundsTooLarge", "LPSize",
+           "check_size", "check_tree_size", "enumerate_multisets", "lp_size", "multiset_probabilities",
+           "num_multisets", "one_minus_pow", "tree_lp_size", *_LP_NAMES]
 
 
 def __getattr__(name: str):

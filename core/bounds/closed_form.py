@@ -19,6 +19,11 @@ W̄(s·y) = min(q(y|s)·W̄(s), 1 − (1 − p(s·y))^K).  Every valid verifier 
 (docs/maths.md) and W(s·y) ≤ P(some draft passes through s·y) = 1 − (1 − p(s·y))^K, so by induction
 W ≤ W̄ and the relaxation upper-bounds the LP.
 
+**Top-k trees** (``topk_tree_value``): a tree drafted by ``topk`` at every node is deterministic,
+and no lossless verifier accepts more on it than E[τ] = Σ_(s∈𝒯, s≠∅) q(s): every lossless verifier
+has W(s·y) ≤ q(y|s)·W(s), hence W(s) ≤ q(s) on the tree and W = 0 off it.  ``rrs`` and
+``traversal`` attain it (docs/maths.md, "Token trees").
+
 All arithmetic is float64.
 """
 from __future__ import annotations
@@ -28,7 +33,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.bounds.sizes import check_paths, one_minus_pow, validate_pair
+from core.data.drafting import check_supports, draft_tree
 from core.data.levels import level_conditionals, level_joints
+from core.data.shapes import Shape
 from core.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -116,4 +123,31 @@ def greedy_relaxation(draft: ToyModel, target: ToyModel, K: int, L: int) -> floa
         reach = one_minus_pow(pj[d + 1], K)
         w = np.minimum((w[:, None] * qc[d]).reshape(-1), reach)
         total += float(w.sum())
+    return total
+
+
+def topk_tree_value(draft: ToyModel, target: ToyModel, shape: Shape) -> float:
+    """Σ_(s∈𝒯, s≠∅) q(s) over the tree 𝒯 drafted by ``topk`` at every node: the best E[τ] of any
+    lossless verifier on it (module docstring).  Refused for chains with L ≥ 2, which are
+    deterministic at the root only.
+
+    >>> from toy_models import IIDModel
+    >>> p, q = IIDModel([1 / 2, 1 / 3, 1 / 6]), IIDModel([1 / 6, 1 / 3, 1 / 2])
+    >>> round(topk_tree_value(p, q, Shape.tree((2, 1))) * 12, 12)    # q(0) + q(1) + q(00) + q(10)
+    7.0
+    """
+    validate_pair(draft, target, shape.K, shape.L)
+    if shape.chains and shape.L > 1:
+        raise InvalidInput("only a tree drafted by topk at every node is deterministic; topk chains "
+                           "sample below the root, so give a static tree")
+    check_supports(draft.cond, shape, "topk")
+    draws = draft_tree(draft.cond, shape, "topk", coins=None)
+    total = 0.0
+    stack = [((), 1.0)]
+    while stack:
+        u, q_u = stack.pop()
+        qc = np.asarray(target.cond(u), dtype=np.float64)
+        for c in draws.get(u, ()):
+            total += q_u * float(qc[c])
+            stack.append((u + (c,), q_u * float(qc[c])))
     return total

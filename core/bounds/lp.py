@@ -70,9 +70,13 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from core.bounds.closed_form import lcp_matrix, token_vectors
-from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, distinct_path_sets, enumerate_multisets,
-                               level_offsets, multiset_probabilities, tree_nodes, validate_pair)
+from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_size, distinct_path_sets,
+                               enumerate_multisets, level_offsets, multiset_probabilities, tree_nodes,
+                               validate_pair)
+from core.data.drafting import check_supports, node_set_law
+from core.data.laws import get_law
 from core.data.levels import level_conditionals, level_joints, node_tuple
+from core.data.shapes import Shape
 from core.data.tree import Node
 from core.errors import ExplorerError, InvalidInput
 
@@ -126,13 +130,19 @@ class OptimalPlan:
     message: str
     n_variables: int = 0
     n_constraints: int = 0
+    #: Token trees (``optimal_tree_lp``): the shape and law solved for; ``multisets`` then holds each
+    #: drafted node set as its sorted leaf paths, and ``probabilities`` P(node set).  None for K
+    #: i.i.d. chains, whose plans are keyed by draft multisets.
+    shape: Shape | None = None
+    law: str = "iid"
     _index: dict = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self):
         self._index.update({m: i for i, m in enumerate(self.multisets)})
 
     def plan_for(self, multiset: Sequence[Node]) -> Mapping[tuple[Node, int], float] | None:
-        """The plan of a multiset of draft paths (any order), or None if P(m) = 0."""
+        """The plan of a multiset of draft paths (any order), or None if P(m) = 0; for a token-tree
+        plan, of the tree's distinct leaf paths (any order)."""
         i = self._index.get(tuple(sorted(tuple(int(t) for t in x) for x in multiset)))
         return None if i is None else self.plans[i]
 
@@ -323,6 +333,58 @@ def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
     plans = tuple(set_plans[g] for g in blk.group)
     return OptimalPlan(value, V, K, L, multisets, blk.pm_all, plans, status, message,
                        n_cols, n_rows)
+
+
+def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *,
+                    limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT) -> OptimalPlan:
+    """The own-law LP: the best lossless verifier for drafts of ``shape`` drafted by ``law``.
+
+    Variables π(t, s, y) ≥ 0 for every drafted node set t with P(t) > 0, s ∈ t and y ∈ Ω; rows
+    Σ_(s,y) π(t, s, y) = P(t) and (V); maximise Σ |s|·π.  Any lossless verifier, whatever its
+    internal coins, gives the feasible point π(t, s, y) = P(node set t, O = (s, y)), so no verifier
+    beats the optimum; and the optimum is itself a verifier (given a draft with node set t, output
+    (s, y) with probability π(t, s, y)/P(t)).  Only the law of the node set matters: an LP over
+    full drafts (draw order, multiplicities) sums to this one over the drafts of one node set and
+    splits back in proportion to their probabilities, so order and multiplicity cannot raise it.
+
+    Every b_d ≥ 1, so every leaf is at depth L and a node set is the prefix closure of its distinct
+    leaf paths: exactly the blocks of ``optimal_lp``'s reduction (iii), with P(t) from the law's
+    enumeration of drafted trees (``core.data.drafting.node_set_law``) in place of multinomials;
+    the same layout, LP and plan repair then apply unchanged.  K i.i.d. chains (``iid`` on
+    (K, 1, …, 1)) are handed to ``optimal_lp`` itself.
+
+    Raises ``BoundsTooLarge`` beyond the limits of ``check_size`` or when the drafted trees are
+    too many to enumerate (``core.bounds.sizes.check_tree_size``), ``InvalidInput`` where the law
+    does not exist at a node, ``LPFailed`` if HiGHS fails.
+
+    >>> from fractions import Fraction
+    >>> from toy_models import PRESETS
+    >>> toy = PRESETS["binary-toy"]
+    >>> plan = optimal_tree_lp(toy.draft, toy.target, Shape.chains_of(2, 2), "greedy")
+    >>> Fraction(plan.value).limit_denominator(1000)
+    Fraction(17, 9)
+    """
+    name = get_law(law).name
+    if shape.is_iid_chains(name):
+        return optimal_lp(draft, target, shape.K, shape.L, limit=limit, work_limit=work_limit)
+    V = validate_pair(draft, target, shape.K, shape.L)
+    L = shape.L
+    check_tree_size(V, shape, name, limit, work_limit=work_limit)
+    check_supports(draft.cond, shape, name)
+    node_sets = [(t, pr) for t, pr in node_set_law(draft.cond, shape, name).items() if pr > 0]
+    width = max(len(t) for t, _ in node_sets)
+    sets = np.full((len(node_sets), width), V ** L, dtype=np.int64)
+    weights = V ** np.arange(L - 1, -1, -1, dtype=np.int64)
+    for i, (t, _) in enumerate(node_sets):
+        sets[i, :len(t)] = np.asarray(t, dtype=np.int64) @ weights      # sorted leaf paths, sorted ids
+    pm = np.array([pr for _, pr in node_sets])
+    blk = _Blocks(sets, pm, sets, np.arange(len(node_sets)), pm)
+    lay = _layout(sets, V, L)
+    q_cond = level_conditionals(target, L)
+    sol, status, message, n_cols, n_rows = _multi_draft_lp(draft, q_cond, blk, lay)
+    value, plans = _extract_plans(sol, pm, lay, q_cond)
+    return OptimalPlan(value, V, shape.K, L, tuple(t for t, _ in node_sets), pm, plans, status,
+                       message, n_cols, n_rows, shape=shape, law=name)
 
 
 def _multi_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):

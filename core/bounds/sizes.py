@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from core.data.laws import node_set_count, tree_outcome_count
+from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``; no runtime import needed
@@ -34,6 +36,10 @@ WORK_LIMIT = 800_000_000
 
 #: Largest number of paths V^L the closed-form functions enumerate.
 PATH_LIMIT = 2_000_000
+
+#: Largest number of ordered draw outcomes enumerated to find a token tree's node-set law (about
+#: 30 µs each, so ≈ 6 s at the limit; ``core.data.laws.tree_outcome_count``).
+OUTCOME_LIMIT = 200_000
 
 
 class BoundsTooLarge(ExplorerError, ValueError):
@@ -69,6 +75,13 @@ class LPSize(NamedTuple):
     work: int
 
 
+def _block_size(M: int, per: int, V: int, L: int) -> tuple[int, int]:
+    """(columns, rows) of the per-block LP form (kind 'tree', 'optimal' at K ≥ 2, the own-law LP)
+    with M blocks of at most ``per`` nodes each."""
+    nodes = sum(V ** d for d in range(1, L + 1))                 # nodes of depth 1..L
+    return M * per + 2 * nodes, M + (1 + nodes - V ** L) + nodes
+
+
 def lp_size(V: int, K: int, L: int, kind: str = "optimal") -> LPSize:
     """The ``LPSize`` of the optimal LP (kind 'optimal') or the transportation LP ('acausal')."""
     M = num_multisets(V, K, L)
@@ -78,7 +91,7 @@ def lp_size(V: int, K: int, L: int, kind: str = "optimal") -> LPSize:
         if kind == "optimal" and K == 1:
             columns, rows = nodes, nodes
         else:
-            columns, rows = M * per + 2 * nodes, M + (1 + nodes - V ** L) + nodes
+            columns, rows = _block_size(M, per, V, L)
     elif kind == "acausal":
         per = V ** L
         columns, rows = M * per, M + per
@@ -99,6 +112,37 @@ def check_size(V: int, K: int, L: int, limit: int = SIZE_LIMIT, kind: str = "opt
             f"{sz.size:,} ({sz.multisets:,} draft multisets × {sz.per:,} {what}, limit {limit:,}) "
             f"and about {sz.columns:,} columns × {sz.rows:,} rows (limit {work_limit:,} for the "
             f"product); use a smaller V, K or L.")
+    return sz
+
+
+def tree_lp_size(V: int, shape: Shape, law: str) -> LPSize:
+    """The ``LPSize`` of the own-law LP (``core.bounds.lp.optimal_tree_lp``), priced before its
+    blocks are enumerated: M = ``node_set_count`` (an upper bound on the drafted node sets), per =
+    nodes of one tree, min(1 + n, 1 + Σ_(d≤L) V^d) with n the budget; columns and rows as the
+    per-block form of ``lp_size``."""
+    M = node_set_count(V, shape, law)
+    per = min(1 + shape.budget, sum(V ** d for d in range(shape.L + 1)))
+    columns, rows = _block_size(M, per, V, shape.L)
+    return LPSize(M * per, M, per, columns, rows, columns * rows)
+
+
+def check_tree_size(V: int, shape: Shape, law: str, limit: int = SIZE_LIMIT, *,
+                    work_limit: int = WORK_LIMIT, outcome_limit: int = OUTCOME_LIMIT) -> LPSize:
+    """Return the own-law LP's ``LPSize``, or raise ``BoundsTooLarge`` (one sentence) if it exceeds
+    the limits of ``check_size``, or if enumerating the drafted trees to find the node sets' law
+    would visit more than ``outcome_limit`` ordered draw outcomes (``tree_outcome_count``)."""
+    outcomes = tree_outcome_count(V, shape, law)
+    if outcomes > outcome_limit:
+        raise BoundsTooLarge(
+            f"the own-law LP for {shape.label} drafted by {law} over V={V} tokens must enumerate "
+            f"{outcomes:,} drafted trees (limit {outcome_limit:,}); use a smaller V or tree.")
+    sz = tree_lp_size(V, shape, law)
+    if sz.size > limit or sz.work > work_limit:
+        raise BoundsTooLarge(
+            f"the own-law LP for {shape.label} drafted by {law} over V={V} tokens is too large to "
+            f"solve quickly: size {sz.size:,} ({sz.multisets:,} node sets × {sz.per:,} tree nodes, "
+            f"limit {limit:,}) and about {sz.columns:,} columns × {sz.rows:,} rows (limit "
+            f"{work_limit:,} for the product); use a smaller V or tree.")
     return sz
 
 

@@ -1,9 +1,11 @@
 """The one interface every verification rule implements (the registry is ``core.rules.registry``).
 
 A rule is a *coin program*: ``run(block, coins) -> Outcome`` makes all its random choices through
-``coins``.  ``verify`` runs it with seeded coins and draws the extra token; ``law`` runs it over
-every coin outcome (``core.data.coins.enumerate_outcomes``) and returns the exact conditional law of the
-output O = (s, y) given the drafts.  One implementation serves sampling and exact analysis.
+``coins``; ``block`` is a ``DraftBlock`` (K i.i.d. drafts), or a ``TokenTree`` of any shape and law
+for the rules with ``token_trees``.  ``verify`` runs it with seeded coins and draws the extra
+token; ``law`` runs it over every coin outcome (``core.data.coins.enumerate_outcomes``) and returns
+the exact conditional law of the output O = (s, y) given the drafts.  One implementation serves
+sampling and exact analysis.
 """
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ import numpy as np
 from core.errors import ExplorerError
 
 from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outcomes
+from core.data.laws import get_law
+from core.data.shapes import Shape
+from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Verdict
 from core.data.tree import DraftBlock, Node
 
@@ -45,22 +50,34 @@ class Verifier:
     needs_models: ClassVar[bool]        # built from the toy models themselves: unusable by the real decoder
     closed_form_tau: ClassVar[bool]     # ``expected_tau`` is a closed form, not an enumeration of coins
 
+    #: What drafts it is defined on: True for every shape and draft law (``core.data.shapes``,
+    #: ``core.data.laws``; ``run`` then also reads a ``TokenTree``, and the rule has the model-level
+    #: ``tree_output_law(draft, target, shape, law)`` and ``tree_law_cost(V, shape, law)``), False for
+    #: K i.i.d. chains only (a ``DraftBlock``).  ``supports`` and ``core.rules.registry.require``
+    #: read it, and so do the command line and the pages.
+    token_trees: ClassVar[bool] = False
+
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
     #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets
     #: it when it keeps no traces; the law and the random stream are the same either way.
     complete_trace: bool = True
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+    @classmethod
+    def supports(cls, shape: Shape, law: str) -> bool:
+        """Whether the rule is defined on drafts of this shape and law (``token_trees``)."""
+        return cls.token_trees or shape.is_iid_chains(get_law(law).name)
+
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def verify(self, block: DraftBlock, rng: np.random.Generator | int) -> Verdict:
+    def verify(self, block: DraftBlock | TokenTree, rng: np.random.Generator | int) -> Verdict:
         """One seeded verification step: the accepted sub-block, its draft, the extra token."""
         coins = RandomCoins(rng)
         out = self.run(block, coins)
         extra = coins.categorical(out.residual)
         return Verdict(out.accepted, out.draft, extra, out.residual, out.tau == block.L, out.trace)
 
-    def law(self, block: DraftBlock) -> dict[tuple[Node, int], float]:
+    def law(self, block: DraftBlock | TokenTree) -> dict[tuple[Node, int], float]:
         """Exact P(O = (s, y) | drafts), summed over every internal coin."""
         law: dict[tuple[Node, int], float] = defaultdict(float)
         for prob, out in enumerate_outcomes(lambda coins: self.run(block, coins)):
@@ -69,7 +86,7 @@ class Verifier:
                 law[(out.accepted, int(y))] += prob * float(residual[y])
         return dict(law)
 
-    def expected_tau(self, block: DraftBlock, max_leaves: int = 4096) -> float | None:
+    def expected_tau(self, block: DraftBlock | TokenTree, max_leaves: int = 4096) -> float | None:
         """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
         ``max_leaves`` coin outcomes.  Rules with a closed form override this and set
         ``closed_form_tau``."""
@@ -96,3 +113,4 @@ class Verifier:
 
     def __repr__(self) -> str:
         return f"<verifier {self.name}>"
+

@@ -6,6 +6,10 @@ the drafts' multiset m, output (s, y) with probability π(m, s, y)/P(m).  By con
 output law satisfies (V) (lossless) and E[τ] equals the LP optimum, the largest E[τ] of any
 lossless verifier with K i.i.d. drafts of length L.  It needs the models (the plan is a table over
 every draft multiset), so it runs on toy models only.
+
+On a token tree of any shape and law it samples the own-law LP (``core.bounds.lp.optimal_tree_lp``)
+instead: the plan of the realised tree's node set, whose E[τ] is the best of any lossless verifier
+for that shape and law.
 """
 from __future__ import annotations
 
@@ -13,8 +17,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.bounds.sizes import lp_size
+from core.bounds.sizes import lp_size, tree_lp_size
 from core.data.coins import Coins
+from core.data.laws import get_law
+from core.data.shapes import Shape
+from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
@@ -39,25 +46,63 @@ class LPOptimal(Verifier):
     lossless_by_theory = True
     needs_models = True          # the plan is solved from the toy models themselves
     closed_form_tau = False
+    token_trees = True
 
     def __init__(self, draft=None, target=None, K: int | None = None, L: int | None = None,
-                 plan: OptimalPlan | None = None):
+                 plan: OptimalPlan | None = None, *, shape: Shape | None = None, law: str = "iid"):
         if plan is None:
-            if draft is None or target is None or K is None or L is None:
+            if draft is None or target is None or (shape is None and (K is None or L is None)):
                 raise VerifierError(
                     "the LP-optimal verifier needs either a solved plan or the toy draft and "
-                    "target models with K and L, because it tabulates every draft multiset")
+                    "target models with K and L (or a shape and a law), because it tabulates every "
+                    "draft multiset")
             # Imported here, not at the top: the LP solver brings scipy (about 2.5 s), which
             # listing or instantiating any other rule must not pay for.
-            from core.bounds.lp import optimal_lp
-            plan = optimal_lp(draft, target, int(K), int(L))
+            from core.bounds.lp import optimal_lp, optimal_tree_lp
+            plan = (optimal_lp(draft, target, int(K), int(L)) if shape is None
+                    else optimal_tree_lp(draft, target, shape, law))
         for key, value in (("K", K), ("L", L)):
             if value is not None and int(value) != getattr(plan, key):
                 raise VerifierError(f"{key}={value} does not match the plan's "
                                     f"{key}={getattr(plan, key)}")
         self.plan = plan
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def _check_drafts(self, shape: Shape, law: str, V: int) -> None:
+        """Refuse drafts of another shape, law or vocabulary than the plan's."""
+        plan = self.plan
+        name = get_law(law).name
+        if plan.shape is None:
+            ok = shape.is_iid_chains(name) and (shape.K, shape.L) == (plan.K, plan.L)
+            solved = f"{plan.K} i.i.d. chains of length {plan.L}"
+        else:
+            ok = shape.branching == plan.shape.branching and all(
+                shape.law_at(d, name) == plan.shape.law_at(d, plan.law) for d in range(shape.L))
+            solved = f"{plan.shape.label} drafted by {plan.law}"
+        if not ok or V != plan.V:
+            raise VerifierError(f"these drafts ({shape.label} drafted by {name}, V={V}) are not "
+                                f"those the plan was solved for ({solved}, V={plan.V})")
+
+    def _run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+        self._check_drafts(tree.shape, tree.law.name, tree.V)
+        leaves = tree.leaves()
+        if self.plan.shape is None:      # i.i.d. chains: the plan is keyed by the draft multiset
+            leaves = [x for x in leaves for _ in range(tree.multiplicity(x))]
+        entries = self.plan.plan_for(leaves)
+        if entries is None:
+            raise VerifierError("this tree has probability 0 under the draft model and its law, so "
+                                "the LP plan has no row for it")
+        keys = list(entries)
+        s, y = keys[coins.categorical(np.array([entries[key] for key in keys], dtype=np.float64))]
+        trace = Trace()
+        trace.note(s, plan_prob=entries[(s, y)])
+        residual = np.zeros(self.plan.V)
+        residual[y] = 1.0
+        first = tree.table()[s[:-1]][s[-1]][0] if s else -1
+        return Outcome(s, first, residual, trace)
+
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
+        if isinstance(block, TokenTree):
+            return self._run_tree(block, coins)
         plan = self.plan
         if (block.K, block.L, block.V) != (plan.K, plan.L, plan.V):
             raise VerifierError(
@@ -92,3 +137,14 @@ class LPOptimal(Verifier):
     def model_law_cost(V: int, K: int, L: int) -> float:
         """Seconds, roughly: one dict update per plan entry (multisets × tree nodes × V)."""
         return 5e-7 * V * lp_size(V, K, L, "optimal").size + 1e-3
+
+    def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
+        """P(O = u) = Σ_t P(t)·plan_t(u) read off the own-law plan (``run`` on a token tree draws
+        from plan_t); returns it and the number of node sets."""
+        self._check_drafts(shape, law, draft.V)
+        return self.plan.output_law(), len(self.plan.multisets)
+
+    @staticmethod
+    def tree_law_cost(V: int, shape: Shape, law: str) -> float:
+        """Seconds, roughly: one dict update per plan entry (node sets × tree nodes × V)."""
+        return 5e-7 * V * tree_lp_size(V, shape, get_law(law).name).size + 1e-3

@@ -7,6 +7,8 @@ instantiated.
 """
 from __future__ import annotations
 
+from core.data.laws import get_law
+from core.data.shapes import Shape
 from core.rules.base import Verifier, VerifierError
 from core.rules.best_of_k import BestOfKBV
 from core.rules.block import BV
@@ -37,24 +39,54 @@ RULES: tuple[type[Verifier], ...] = (
 
 REGISTRY: dict[str, type[Verifier]] = {cls.name: cls for cls in RULES}
 
+#: Other accepted names: ``rrs`` (top-down multi-round rejection on any token tree) is SpecInfer's
+#: recursive rejection, which the ``specinfer`` rule runs on every shape and law.  Aliases are
+#: resolved by name but never listed (``method_names``).
+ALIASES: dict[str, str] = {"rrs": "specinfer"}
 
-def get_verifier(name: str, **context) -> Verifier:
-    """Instantiate a rule by name.  Model-dependent rules (``lp_optimal``) take their context
-    (toy models, K, L) as keyword arguments."""
+
+def resolve(name: str) -> type[Verifier]:
+    """The rule class of a registered name or an alias."""
     try:
-        cls = REGISTRY[name]
+        return REGISTRY[ALIASES.get(name, name)]
     except KeyError:
         raise VerifierError(f"unknown method {name!r}; choose one of {', '.join(sorted(REGISTRY))}") from None
-    return cls(**context)
+
+
+def get_verifier(name: str, **context) -> Verifier:
+    """Instantiate a rule by name (or alias).  Model-dependent rules (``lp_optimal``) take their
+    context (toy models, K, L, or a shape and a law) as keyword arguments."""
+    return resolve(name)(**context)
+
+
+def require(verifier: Verifier | type[Verifier], shape: Shape, law: str) -> None:
+    """Refuse, in one sentence, drafts of a shape or law the rule is not defined on."""
+    if not verifier.supports(shape, law):
+        aliases = {target: alias for alias, target in ALIASES.items()}
+        others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n
+                           for n, c in REGISTRY.items() if c.token_trees)
+        raise VerifierError(
+            f"{verifier.name} is defined on K i.i.d. chains only, not on {shape.label} drafted by "
+            f"{get_law(law).name}; use the iid law on chains, or one of {others}")
 
 
 def make_verifier(name: str, draft=None, target=None, K: int | None = None,
-                  L: int | None = None) -> Verifier:
-    """Instantiate a rule by name, handing the toy models to the rules that need them."""
-    cls = REGISTRY.get(name)
-    if cls is not None and cls.needs_models:
-        return get_verifier(name, draft=draft, target=target, K=K, L=L)
-    return get_verifier(name)
+                  L: int | None = None, *, shape: Shape | None = None,
+                  law: str = "iid") -> Verifier:
+    """Instantiate a rule by name, handing the toy models to the rules that need them.
+
+    ``shape`` and ``law`` (default: K i.i.d. chains of length L) are checked against the rule
+    (``require``); a model-dependent rule on another shape or law gets them to solve for."""
+    cls = resolve(name)
+    if shape is not None:
+        require(cls, shape, law)
+    if cls.needs_models:
+        if shape is None:
+            return cls(draft=draft, target=target, K=K, L=L)
+        if not shape.is_iid_chains(get_law(law).name):
+            return cls(draft=draft, target=target, shape=shape, law=law)
+        return cls(draft=draft, target=target, K=shape.K, L=shape.L)
+    return cls()
 
 
 def method_names() -> list[str]:

@@ -6,42 +6,24 @@ The j-th visited child of b is the token of the first draft through b that is no
 children already visited.  Drafts are i.i.d., so its law given what has been seen is p(·|b) with
 the visited tokens removed, renormalised: S = p·1[not visited] / p(not visited).  At K = 1 this is
 block verification exactly.
+
+On a token tree of any shape and law (docs/maths.md, "Token trees") the same recursion runs with
+the law's visit order and exact S_i (``core.data.laws``): ``wor`` visits in draw order with S = p
+without the visited tokens, ``topk`` in rank order with S = δ, ``greedy`` the sampled child with
+P′ and then the top tokens with δ.  For ``iid`` the children are visited in order of first
+appearance, as above (not one round per draw: docs/choices.md).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterator, Mapping
-
 import numpy as np
 
-from core.rules.traversal_walk import TraversalVerifier, first_drafted, iid_branches
-
-
-@dataclass(frozen=True)
-class FirstAppearance:
-    """Node state: p(·|b), the tokens not yet visited, and the k drafts left among them."""
-
-    p: np.ndarray
-    unvisited: np.ndarray   # bool mask
-    k: int
-
-    def describe(self) -> dict[str, float]:
-        return {}
-
-    def law(self) -> np.ndarray:
-        s = np.where(self.unvisited, self.p, 0.0)
-        return s / s.sum()
-
-    def pick(self, children: Mapping[int, tuple[int, int]]) -> int:
-        return first_drafted(children)
-
-    def branches(self) -> Iterator[tuple[int, int, float]]:
-        return iid_branches(self.law(), self.k)
-
-    def after(self, c: int, j: int) -> "FirstAppearance":
-        unvisited = self.unvisited.copy()
-        unvisited[c] = False
-        return FirstAppearance(self.p, unvisited, self.k - j)
+from core.data.coins import Coins
+from core.data.laws import FirstAppearance, depth_policies, get_law, tree_state_count
+from core.data.shapes import Shape
+from core.data.token_tree import TokenTree
+from core.data.trace import Outcome
+from core.data.tree import DraftBlock, Node
+from core.rules.traversal_walk import TraversalVerifier, traversal_output_law, traversal_walk
 
 
 def first_appearance(p: np.ndarray, q: np.ndarray, w: float, k: int) -> FirstAppearance:
@@ -62,5 +44,21 @@ class Traversal(TraversalVerifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    token_trees = True
 
     policy = staticmethod(first_appearance)
+
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
+        if isinstance(block, TokenTree):
+            return traversal_walk(block, coins, depth_policies(block.shape, block.law))
+        return traversal_walk(block, coins, first_appearance)
+
+    def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
+        """Exact output law on (shape, law): ``traversal_output_law`` with the law's policy per depth."""
+        return traversal_output_law(depth_policies(shape, law), draft, target, shape.K, shape.L,
+                                    shape.branching)
+
+    @staticmethod
+    def tree_law_cost(V: int, shape: Shape, law: str) -> float:
+        """Seconds, roughly: 5e-5 per state (``tree_state_count``), as ``traversal_law_cost``."""
+        return 5e-5 * tree_state_count(V, shape, get_law(law)) + 1e-3

@@ -21,63 +21,25 @@ c that was rejected had w·T(c) ≤ S(c) (else its weight is 1 and it accepts su
 afterwards: the extra token is never a visited child.
 
 A policy is a function ``policy(p, q, w, k) -> NodeState`` called when a node is entered; the state
-is immutable, so the model-level programme can branch on it.
+is immutable, so the model-level programme can branch on it.  On a token tree of any shape and law
+(``core.data.token_tree``) the policy at each depth is the law's state machine (``core.data.laws``):
+the same recursion, with a child of multiplicity j receiving j·b_(d+2) draws.
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
-from typing import Callable, ClassVar, Iterator, Mapping, Protocol
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, positive_part, residual
+from core.data.laws import NodeState, Policy, first_drafted, iid_branches  # noqa: F401 (the rules' names)
 from core.data.levels import law_from_levels
+from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
-
-
-class NodeState(Protocol):
-    """What a policy knows at a node: ``k`` drafts through it are not yet in a visited child."""
-
-    k: int
-
-    def describe(self) -> dict[str, float]:
-        """What the policy decided on entering the node, for the trace (e.g. OTV's order)."""
-
-    def law(self) -> np.ndarray:
-        """S: the law of the next child given what has been seen (needs k ≥ 1)."""
-
-    def pick(self, children: Mapping[int, tuple[int, int]]) -> int:
-        """The next child among the actual children left, {token: (first draft, multiplicity)}."""
-
-    def branches(self) -> Iterator[tuple[int, int, float]]:
-        """(c, j, P(next child = c with multiplicity j)) over every outcome of positive probability."""
-
-    def after(self, c: int, j: int) -> "NodeState":
-        """The state once child c, drafted j times, has been visited and rejected."""
-
-
-#: policy(p(·|b), q(·|b), w, k_b) -> NodeState
-Policy = Callable[[np.ndarray, np.ndarray, float, int], NodeState]
-
-
-def iid_branches(s: np.ndarray, k: int) -> Iterator[tuple[int, int, float]]:
-    """Next child = the first of k i.i.d. draws from s; its multiplicity is 1 + Binomial(k − 1, s(c)):
-    P(c, j) = s(c)·C(k−1, j−1)·s(c)^(j−1)·(1 − s(c))^(k−j)."""
-    for c in np.flatnonzero(s > 0):
-        sc = float(s[c])
-        for j in range(1, k + 1):
-            prob = sc * math.comb(k - 1, j - 1) * sc ** (j - 1) * (1.0 - sc) ** (k - j)
-            if prob > 0.0:
-                yield int(c), j, prob
-
-
-def first_drafted(children: Mapping[int, tuple[int, int]]) -> int:
-    """The child whose first draft has the smallest index (order of first appearance)."""
-    return min(children, key=lambda c: children[c][0])
 
 
 def residual_update(w: float, T: np.ndarray, S: np.ndarray, root: bool) -> tuple[float, np.ndarray, float]:
@@ -101,14 +63,23 @@ def _children(block: DraftBlock) -> dict[Node, dict[int, tuple[int, int]]]:
     return {b: {c: (v[0], v[1]) for c, v in kids.items()} for b, kids in out.items()}
 
 
-def traversal_walk(block: DraftBlock, coins: Coins, policy: Policy) -> Outcome:
-    """Run the recursion on the drafts.  The trace gets, in order, an 'enter' step per node entered
-    (w, k and what the policy decided), one 'visit' step per child
-    (its weight w, S(c), T(c), multiplicity), one 'residual' step after each rejected child (w', A
-    and T' as the vector), every acceptance test, and the last values per node in ``quantities``."""
+def _policies(policy: Policy | Sequence[Policy], L: int) -> list[Policy]:
+    """One policy per depth 0..L−1 (a single policy serves every depth)."""
+    return list(policy) if isinstance(policy, (list, tuple)) else [policy] * L
+
+
+def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
+                   policy: Policy | Sequence[Policy]) -> Outcome:
+    """Run the recursion on the drafts (a ``DraftBlock``) or on a token tree, with one policy or one
+    per depth.  The trace gets, in order, an 'enter' step per node entered (w, k and what the policy
+    decided), one 'visit' step per child (its weight w, S(c), T(c), multiplicity), one 'residual'
+    step after each rejected child (w', A and T' as the vector), every acceptance test, and the last
+    values per node in ``quantities``.  On a token tree a node's draft index is the position of its
+    first draw among its parent's draws."""
     trace = Trace()
     L = block.L
-    children = _children(block)
+    children = block.table() if isinstance(block, TokenTree) else _children(block)
+    policies = _policies(policy, L)
 
     def first(b: Node) -> int:
         return children[b[:-1]][b[-1]][0]
@@ -119,7 +90,7 @@ def traversal_walk(block: DraftBlock, coins: Coins, policy: Policy) -> Outcome:
             return Outcome(b, first(b), block.q[b], trace) if passed else None
         T = block.q[b]
         left = dict(children[b])
-        state = policy(block.p[b], T, w, sum(j for _, j in left.values()))
+        state = policies[len(b)](block.p[b], T, w, sum(j for _, j in left.values()))
         trace.step(b, "enter", w=w, k=state.k, **state.describe())
         while left:
             c = state.pick(left)
@@ -143,7 +114,8 @@ def traversal_walk(block: DraftBlock, coins: Coins, policy: Policy) -> Outcome:
     return visit((), 1.0)
 
 
-def traversal_output_law(policy: Policy, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+def traversal_output_law(policy: Policy | Sequence[Policy], draft, target, K: int, L: int,
+                         branching: Sequence[int] | None = None) -> tuple[dict[Node, float], int]:
     """Exact P(O = u) of the recursion on toy models, without enumerating Ω^(K·L).
 
     Given that a node b is entered with weight w and k drafts, its children's tokens and
@@ -153,8 +125,15 @@ def traversal_output_law(policy: Policy, draft, target, K: int, L: int) -> tuple
     The continuation after a child is weighted by the rejection probability the recursion itself
     computed for that child's subtree (not by 1 − w from the theory), so this law is the rule's law
     whether or not the rule is lossless.  Returns the law and the number of node states visited.
+
+    ``policy`` is one policy or one per depth; ``branching`` (default (K, 1, …, 1): K drafts) gives
+    the draws of a node of depth d and multiplicity j, j·b_(d+1) (a token tree of ``Shape``
+    ``branching``).  A state whose ``shared_after`` is true continues once after a rejected round,
+    with the summed mass, since what follows does not depend on which child was rejected.
     """
     V = target.V
+    policies = _policies(policy, L)
+    b_vec = tuple(branching) if branching is not None else (K,) + (1,) * (L - 1)
     emitted = [np.zeros(V ** d) for d in range(L + 2)]
     states = 0
 
@@ -164,13 +143,16 @@ def traversal_output_law(policy: Policy, draft, target, K: int, L: int) -> tuple
             i = i * V + t
         emitted[len(b) + 1][i * V:(i + 1) * V] += mass * dist
 
+    def draws(child: Node, j: int) -> int:
+        return j * b_vec[len(child)] if len(child) < L else j
+
     def visit(b: Node, w: float, k: int, mass: float) -> float:
         """P(the subtree of b accepts | b entered with w, k); adds its outputs × mass."""
         if len(b) == L:
             emit(b, mass * w, target.cond(b))
             return w
         T = target.cond(b)
-        return rounds(b, w, T, policy(draft.cond(b), T, w, k), mass)
+        return rounds(b, w, T, policies[len(b)](draft.cond(b), T, w, k), mass)
 
     def rounds(b: Node, w: float, T: np.ndarray, state: NodeState, mass: float) -> float:
         nonlocal states
@@ -181,15 +163,25 @@ def traversal_output_law(policy: Policy, draft, target, K: int, L: int) -> tuple
         S = state.law()
         w_next, T_next, _ = residual_update(w, T, S, not b)
         accepted = 0.0
+        if getattr(state, "shared_after", False):
+            rejected, after = 0.0, None
+            for c, j, prob in state.branches():
+                a = visit(b + (c,), acceptance_ratio(w * T[c], S[c]), draws(b + (c,), j), mass * prob)
+                accepted += prob * a
+                rejected += prob * max(1.0 - a, 0.0)
+                after = after if after is not None else state.after(c, j)
+            if rejected > 0.0:
+                accepted += rejected * rounds(b, w_next, T_next, after, mass * rejected)
+            return accepted
         for c, j, prob in state.branches():
-            a = visit(b + (c,), acceptance_ratio(w * T[c], S[c]), j, mass * prob)
+            a = visit(b + (c,), acceptance_ratio(w * T[c], S[c]), draws(b + (c,), j), mass * prob)
             reject = prob * max(1.0 - a, 0.0)
             accepted += prob * a
             if reject > 0.0:
                 accepted += reject * rounds(b, w_next, T_next, state.after(c, j), mass * reject)
         return accepted
 
-    visit((), 1.0, K, 1.0)
+    visit((), 1.0, b_vec[0], 1.0)
     return law_from_levels(emitted, V), states
 
 
@@ -217,7 +209,7 @@ class TraversalVerifier(Verifier):
 
     policy: ClassVar[Policy]
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
         return traversal_walk(block, coins, type(self).policy)
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
