@@ -10,6 +10,11 @@ Every rule also has a model-level programme (``model_output_law``: a recursion o
 drafts or loop states, see each rule) that gives the same law without visiting Ω^(K·L); it is used
 by default and ``recursion=False`` forces the plain enumeration the tests compare it with.
 
+The same holds for token trees of any shape and law (``shape=``, ``law=``; docs/maths.md, "Token
+trees"): plain enumeration visits every drafted tree (``core.data.drafting.enumerate_trees``) and
+the rules defined there (``Verifier.token_trees``) have a model-level programme
+(``tree_output_law``).  K i.i.d. chains, however they are asked for, take the path above.
+
 Losslessness (docs/maths.md, (V)): the completed law
     P̃(z) = Σ_(j=1..L+1) P(O = z_1..z_j)·q(z_(j+1)..z_(L+1) | z_1..z_j),  z ∈ Ω^(L+1),
 must equal q(z); the fidelity error is TV(P̃, q) = ½ Σ_z |P̃(z) − q(z)|.
@@ -19,17 +24,21 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 import numpy as np
 
 from toy_models import ToyModel
 
+from core.data.drafting import check_supports, enumerate_trees
+from core.data.fractions import fraction
+from core.data.laws import get_law, tree_outcome_count
 from core.data.levels import level_conditionals
+from core.data.shapes import Shape
 from core.data.tree import DraftBlock, Node
 from core.errors import ExplorerError, InvalidInput
-from core.rules.registry import Verifier, get_verifier
+from core.rules.registry import Verifier, get_verifier, require
 
 #: Exact analyses estimated to take longer than this (seconds, on a 2-core machine) are refused.
 MAX_SECONDS = 60.0
@@ -60,6 +69,11 @@ class ExactResult:
     fallback_mass: float = 0.0
     #: Fields only this rule reports (``Verifier.summary_extras``), merged into ``summary``.
     extras: dict = field(default_factory=dict)
+    #: The drafts' shape and law when the analysis was asked for them (``shape=`` or ``law=``); then
+    #: ``K`` is the draws at the root (b_1) and the summary also carries the shape, the law, the
+    #: budget and E[τ] as a fraction.  None for today's K i.i.d. drafts.
+    shape: Shape | None = None
+    law: str = "iid"
 
     @property
     def expected_accepted(self) -> float:
@@ -87,9 +101,12 @@ class ExactResult:
         return self.fidelity_tv <= LOSSLESS_TOL
 
     def summary(self) -> dict:
+        trees = {} if self.shape is None else {**self.shape.describe(), "law": self.law}
+        exact = {} if self.shape is None else {"expected_accepted_fraction": fraction(self.expected_accepted,
+                                                                                  integers=True)}
         return {
-            "method": self.method, "K": self.K, "L": self.L, "V": self.V,
-            "expected_accepted": self.expected_accepted,
+            "method": self.method, "K": self.K, "L": self.L, "V": self.V, **trees,
+            "expected_accepted": self.expected_accepted, **exact,
             "block_efficiency": self.block_efficiency,
             "accepted_pmf": self.tau_pmf.tolist(),
             "acceptance_per_position": self.acceptance_per_position.tolist(),
@@ -101,16 +118,44 @@ class ExactResult:
         }
 
 
-def estimated_seconds(verifier: Verifier, V: int, K: int, L: int) -> float:
+def drafts(K: int | None, L: int | None, shape: Shape | None, law: str = "iid") -> tuple[Shape, str]:
+    """The (shape, law name) of an analysis asked for with K and L, or with a shape (the two must
+    agree when both are given)."""
+    name = get_law(law).name
+    if shape is None:
+        if K is None or L is None:
+            raise InvalidInput("give K and L (K i.i.d. drafts of length L) or a shape")
+        return Shape.chains_of(K, L), name
+    if (K is not None and K != shape.K) or (L is not None and L != shape.L):
+        raise InvalidInput(f"K={K}, L={L} disagree with the shape {shape.label}; give one or the other")
+    return shape, name
+
+
+def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int | None = None, *,
+                      shape: Shape | None = None, law: str = "iid") -> float:
     """Rough wall-clock estimate of ``exact_analysis`` on a 2-core machine (for warnings and
-    refusals; the constants were calibrated on this project's benchmark grid)."""
-    if hasattr(verifier, "model_law_cost"):
-        return verifier.model_law_cost(V, K, L)
-    return 2e-4 * outcome_count(V, K, L, verifier)
+    refusals; the constants were calibrated on this project's benchmark grid), for K i.i.d. drafts
+    of length L or for a shape and a law."""
+    shape, law = drafts(K, L, shape, law)
+    if shape.is_iid_chains(law):
+        K, L = shape.K, shape.L
+        if hasattr(verifier, "model_law_cost"):
+            return verifier.model_law_cost(V, K, L)
+        return 2e-4 * outcome_count(V, K, L, verifier)
+    if hasattr(verifier, "tree_law_cost"):
+        return verifier.tree_law_cost(V, shape, law)
+    return 2e-4 * outcome_count(V, shape=shape, law=law, verifier=verifier)
 
 
-def outcome_count(V: int, K: int, L: int, verifier: Verifier) -> int:
-    """How many draft outcomes plain enumeration visits for this rule."""
+def outcome_count(V: int, K: int | None = None, L: int | None = None, verifier: Verifier | None = None,
+                  *, shape: Shape | None = None, law: str = "iid") -> int:
+    """How many draft outcomes plain enumeration visits for this rule: for K i.i.d. drafts, paths,
+    multisets or ordered tuples as the rule tells them apart; for a token tree, every ordered draw
+    outcome (``core.data.laws.tree_outcome_count``)."""
+    shape, law = drafts(K, L, shape, law)
+    if not shape.is_iid_chains(law):
+        return tree_outcome_count(V, shape, law)
+    K, L = shape.K, shape.L
     paths = V ** L
     if verifier.single_draft:
         return paths
@@ -164,26 +209,28 @@ def completed_law(output_law: dict[Node, float], target: ToyModel, L: int) -> tu
     return completed.reshape(shape), q.reshape(shape)
 
 
-def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int,
-                   max_seconds: float = MAX_SECONDS,
+def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int | None = None,
+                   L: int | None = None, max_seconds: float = MAX_SECONDS,
                    progress: Callable[[float], None] | None = None,
-                   recursion: bool = True) -> ExactResult:
-    """Exact law of τ and of the output O = (s, y) for ``method`` with K i.i.d. drafts of length L.
+                   recursion: bool = True, *, shape: Shape | None = None,
+                   law: str = "iid") -> ExactResult:
+    """Exact law of τ and of the output O = (s, y) for ``method`` with K i.i.d. drafts of length L,
+    or with drafts of any ``shape`` and ``law``.
 
     P(τ = i) = Σ_(x^(1..K)) Π_k p(x^(k)) · P(|s| = i | drafts), summed over every draft outcome and
     every internal coin of the rule (``Verifier.law``); rules with a model-level programme
-    (``model_output_law``) compute the same law without enumerating Ω^(K·L).  The output law is
-    completed to Ω^(L+1) with target samples, so that ``fidelity_tv`` = TV(completed law, q) measures
-    losslessness instead of assuming it.
+    (``model_output_law``, ``tree_output_law`` for token trees) compute the same law without
+    enumerating every draft.  The output law is completed to Ω^(L+1) with target samples, so that
+    ``fidelity_tv`` = TV(completed law, q) measures losslessness instead of assuming it.
 
     Parameters
     ----------
     method : str or Verifier
-        A registered rule's name (``core.method_names()``) or an instance.
+        A registered rule's name (``core.method_names()``, or the alias ``rrs``) or an instance.
     draft, target : ToyModel
         p and q, on one vocabulary of V tokens.
-    K, L : int
-        Number of drafts and their length.
+    K, L : int, optional
+        Number of drafts and their length (K i.i.d. chains); not needed with ``shape``.
     max_seconds : float
         Refuse configurations whose estimated cost exceeds this many seconds.
     progress : callable, optional
@@ -191,6 +238,11 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     recursion : bool
         Use the rule's model-level programme when it has one; False enumerates every draft
         outcome (the two agree; the tests check it).
+    shape : Shape, optional
+        Chains (``Shape.chains_of(K, L)``) or a static tree (``Shape.tree(b)``).
+    law : str
+        The draft law, ``iid`` (default), ``wor``, ``topk`` or ``greedy`` (``core.data.laws``).
+        With a shape or a law other than ``iid`` the result records both (``ExactResult.shape``).
 
     Returns
     -------
@@ -201,8 +253,11 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     ------
     TooLarge
         The estimated cost exceeds ``max_seconds``.
+    VerifierError
+        The rule is defined on K i.i.d. chains only and the drafts are not those.
     ValueError
-        The draft and target vocabularies differ.
+        The draft and target vocabularies differ, or the law does not exist at some node (k draws
+        of distinct tokens where p has fewer).
 
     Examples
     --------
@@ -217,10 +272,55 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     Fraction(11, 9)
     >>> result.is_lossless
     True
+
+    Two chains whose first tokens are the greedy law's (the most probable token and one sampled
+    from the rest), verified by traversal, accept 16/9:
+
+    >>> exact_analysis("traversal", toy.draft, toy.target, 2, 2, law="greedy").summary()["expected_accepted_fraction"]
+    '16/9'
     """
     verifier = get_verifier(method) if isinstance(method, str) else method
+    name = method if isinstance(method, str) else verifier.name
     if draft.V != target.V:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
+    asked = shape is not None or law != "iid"
+    shape, law = drafts(K, L, shape, law)
+    if shape.is_iid_chains(law):
+        result = _chains_analysis(verifier, name, draft, target, shape.K, shape.L, max_seconds,
+                                  progress, recursion)
+        return replace(result, shape=shape, law=law) if asked else result
+    require(verifier, shape, law)
+    check_supports(draft.cond, shape, law)
+    use_model_law = recursion and hasattr(verifier, "tree_output_law")
+    cost = estimated_seconds(verifier, draft.V, shape=shape, law=law) if use_model_law else \
+        2e-4 * outcome_count(draft.V, shape=shape, law=law)
+    if cost > max_seconds:
+        raise TooLarge(f"the exact law of {name} for {shape.label} drafted by {law} over V={draft.V} "
+                       f"tokens would take about {cost:,.0f} s (limit {max_seconds:g} s); use a "
+                       f"smaller V or tree")
+    L = shape.L
+    if use_model_law:
+        output, count = verifier.tree_output_law(draft, target, shape, law)
+    else:
+        trees = enumerate_trees(draft, target, shape, law)
+        output = defaultdict(float)
+        for n, (weight, tree) in enumerate(trees, start=1):
+            for (s, y), prob in verifier.law(tree).items():
+                output[s + (y,)] += weight * prob
+            if progress is not None and n % 256 == 0:
+                progress(n / len(trees))
+        output, count = dict(output), len(trees)
+    tau_pmf = np.zeros(L + 1)
+    for u, prob in output.items():
+        tau_pmf[len(u) - 1] += prob
+    completed, q = completed_law(output, target, L)
+    return ExactResult(name, shape.K, L, target.V, tau_pmf, output, completed, q, count,
+                       shape=shape, law=law)
+
+
+def _chains_analysis(verifier: Verifier, name: str, draft: ToyModel, target: ToyModel, K: int, L: int,
+                     max_seconds: float, progress, recursion: bool) -> ExactResult:
+    """``exact_analysis`` for K i.i.d. drafts of length L (every rule)."""
     use_model_law = recursion and hasattr(verifier, "model_output_law")
     cost = estimated_seconds(verifier, draft.V, K, L) if use_model_law else \
         2e-4 * outcome_count(draft.V, K, L, verifier)
@@ -233,15 +333,15 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         for u, prob in output.items():
             tau_pmf[len(u) - 1] += prob
         completed, q = completed_law(output, target, L)
-        return ExactResult(verifier.name, K, L, target.V, tau_pmf, output, completed, q, states,
+        return ExactResult(name, K, L, target.V, tau_pmf, output, completed, q, states,
                            verifier.fallback_mass(draft, target, K, L),
                            verifier.summary_extras(draft, target, K, L))
     count = outcome_count(draft.V, K, L, verifier)
     tau_pmf = np.zeros(L + 1)
     output: dict[Node, float] = defaultdict(float)
     n = 0
-    for n, (weight, drafts) in enumerate(draft_outcomes(draft, K, L, verifier), start=1):
-        block = DraftBlock.from_models(drafts, draft.cond, target.cond)
+    for n, (weight, drafts_) in enumerate(draft_outcomes(draft, K, L, verifier), start=1):
+        block = DraftBlock.from_models(drafts_, draft.cond, target.cond)
         for (s, y), prob in verifier.law(block).items():
             mass = weight * prob
             tau_pmf[len(s)] += mass
@@ -249,6 +349,6 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         if progress is not None and n % 256 == 0:
             progress(n / count)
     completed, q = completed_law(output, target, L)
-    return ExactResult(verifier.name, K, L, target.V, tau_pmf, dict(output), completed, q, n,
+    return ExactResult(name, K, L, target.V, tau_pmf, dict(output), completed, q, n,
                        verifier.fallback_mass(draft, target, K, L),
                        verifier.summary_extras(draft, target, K, L))

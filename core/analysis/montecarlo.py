@@ -1,8 +1,8 @@
 """Monte Carlo runs of any rule on toy models: empirical laws with confidence intervals, to lay over
 the exact laws of ``core.analysis.exact``.
 
-Each of N iterations draws K i.i.d. drafts and runs the rule with the same seeded generator, so a run
-is replayed exactly from its seed.  Intervals (level ``confidence``) are Wilson score intervals: per
+Each of N iterations draws K i.i.d. drafts (or a token tree of the given shape and law) and runs the
+rule with the same seeded generator, so a run is replayed exactly from its seed.  Intervals (level ``confidence``) are Wilson score intervals: per
 category for the law of τ, and on τ/L ∈ [0, 1] for E[τ] (``MonteCarloResult.tau_mean_interval``).
 ``output_law_test`` tests the sampled outputs s·y against an exact output law (Pearson's χ²): an
 E[τ] inside its interval says nothing about the rest of the law.
@@ -18,10 +18,14 @@ import numpy as np
 
 from toy_models import ToyModel
 
-from core.analysis.sampling import draw_block
+from core.analysis.exact import drafts
+from core.analysis.sampling import draw_block, draw_tree
+from core.data.coins import generator
+from core.data.drafting import check_supports
+from core.data.shapes import Shape
 from core.data.tree import Node
 from core.errors import InvalidInput
-from core.rules.registry import Verifier, get_verifier
+from core.rules.registry import Verifier, get_verifier, require
 
 
 def wilson_interval(successes: np.ndarray, n: int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -45,6 +49,8 @@ class MonteCarloResult:
     confidence: float
     tau_counts: np.ndarray              # counts of τ = 0..L
     output_counts: dict[Node, int]      # counts of O = s·y
+    shape: Shape | None = None          # the drafts' shape and law, when asked for (as ExactResult)
+    law: str = "iid"
 
     @property
     def tau_pmf(self) -> np.ndarray:
@@ -144,21 +150,22 @@ def output_law_test(result: MonteCarloResult, law: dict[Node, float], min_expect
     return LawTest(float(tv), statistic, dof, p_value, len(bins), int(outside))
 
 
-def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int, L: int, n: int,
-                seed: int, confidence: float = 0.95,
-                progress: Callable[[float], None] | None = None) -> MonteCarloResult:
+def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int | None = None,
+                L: int | None = None, n: int | None = None, seed: int | None = None,
+                confidence: float = 0.95, progress: Callable[[float], None] | None = None, *,
+                shape: Shape | None = None, law: str = "iid") -> MonteCarloResult:
     """Run ``method`` for ``n`` independent iterations from seed ``seed``: each draws K drafts from
-    p and verifies them against q with the rule's own coins, all from one generator, so a seed
-    replays a run exactly.
+    p (or a token tree of ``shape`` drafted by ``law``) and verifies them against q with the rule's
+    own coins, all from one generator, so a seed replays a run exactly.
 
     Parameters
     ----------
     method : str or Verifier
-        A registered rule's name or an instance.
+        A registered rule's name (or the alias ``rrs``) or an instance.
     draft, target : ToyModel
         p and q.
-    K, L : int
-        Number of drafts and their length.
+    K, L : int, optional
+        Number of drafts and their length; not needed with ``shape``.
     n : int
         Iterations (≥ 1).
     seed : int
@@ -167,6 +174,8 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
         Level of the intervals (Wilson, per value of τ and for E[τ]).
     progress : callable, optional
         Called with the fraction done.
+    shape, law : Shape, str
+        Drafts of any shape and law (``exact_analysis``); the default is K i.i.d. chains.
 
     Returns
     -------
@@ -176,7 +185,9 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     Raises
     ------
     ValueError
-        ``n`` < 1.
+        ``n`` < 1, or the law does not exist at a node of the draft.
+    VerifierError
+        The rule is defined on K i.i.d. chains only and the drafts are not those.
 
     Examples
     --------
@@ -190,17 +201,32 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     >>> bool(lo <= 11 / 9 <= hi)
     True
     """
-    if n < 1:
+    if n is None or n < 1:
         raise InvalidInput(f"number of iterations must be ≥ 1, got {n}")
     verifier = get_verifier(method) if isinstance(method, str) else method
-    rng = np.random.default_rng(seed)
+    name = method if isinstance(method, str) else verifier.name
+    asked = shape is not None or law != "iid"
+    shape, law = drafts(K, L, shape, law)
+    rng = generator(seed)
+    K, L = shape.K, shape.L
+    if shape.is_iid_chains(law):
+        def draw():
+            return draw_block(draft, target, K, L, rng)
+    else:
+        require(verifier, shape, law)
+        # every node at once where that is cheap; otherwise each sampled node is checked as drawn
+        check_supports(draft.cond, shape, law, max_nodes=100_000)
+
+        def draw():
+            return draw_tree(draft, target, shape, law, rng)
     taus = np.zeros(L + 1, dtype=np.int64)
     outputs: Counter = Counter()
     step = max(1, n // 100)
     for i in range(n):
-        verdict = verifier.verify(draw_block(draft, target, K, L, rng), rng)
+        verdict = verifier.verify(draw(), rng)
         taus[verdict.tau] += 1
         outputs[verdict.tokens] += 1
         if progress is not None and i % step == 0:
             progress(i / n)
-    return MonteCarloResult(verifier.name, K, L, n, seed, confidence, taus, dict(outputs))
+    return MonteCarloResult(name, K, L, n, seed, confidence, taus, dict(outputs),
+                            shape if asked else None, law)

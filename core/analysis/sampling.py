@@ -1,4 +1,5 @@
-"""Drawing K i.i.d. drafts of length L from a toy draft model, seeded."""
+"""Drawing K i.i.d. drafts of length L, or a token tree of any shape and law, from a toy draft model,
+seeded."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,6 +7,10 @@ import numpy as np
 from toy_models import ToyModel
 
 from core.data.coins import RandomCoins, generator
+from core.data.drafting import draft_tree
+from core.data.laws import DraftLaw
+from core.data.shapes import Shape
+from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock
 
 
@@ -26,3 +31,11 @@ def draw_block(draft: ToyModel, target: ToyModel, K: int, L: int,
     """A draft block on toy models: K sampled drafts with p and q along the draft tree."""
     rng = generator(rng)
     return DraftBlock.from_models(sample_drafts(draft, K, L, rng), draft.cond, target.cond)
+
+
+def draw_tree(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw,
+              rng: np.random.Generator | int) -> TokenTree:
+    """A token tree on toy models: drafted by ``law`` on ``shape`` (``core.data.drafting``), with p
+    and q at its nodes."""
+    draws = draft_tree(draft.cond, shape, law, RandomCoins(generator(rng)))
+    return TokenTree.from_models(draws, draft.cond, target.cond, shape, law)

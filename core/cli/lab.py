@@ -1,7 +1,8 @@
 """Command-line interface: ``python -m core {exact,bound,montecarlo,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
-quickly; ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers) and
+quickly; they take K i.i.d. drafts (``--K --L``) or a static token tree (``--tree b1,b2,...``), drafted
+by a law (``--law iid|wor|topk|greedy``, default iid); ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers) and
 ``sweep`` to ``core.cli.sweep``.
 Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
@@ -19,15 +20,22 @@ from typing import Sequence
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
 
 BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
+LAW_NAMES = ("iid", "wor", "topk", "greedy")       # core.data.laws.LAWS, without importing it here
+#: Why ``--method all`` skips a rule on a token tree or another law.
+CHAINS_ONLY = "defined on K i.i.d. chains only"
 
 
 def _add_models(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draft", metavar="P.json", help="draft model p (toy-model JSON file)")
     p.add_argument("--target", metavar="Q.json", help="target model q (toy-model JSON file)")
     p.add_argument("--preset", help="a named toy configuration instead of --draft/--target "
-                   "(binary-toy, several-drafts, gbv-lossless)")
-    p.add_argument("--K", type=int_range("K", 1, MAX_K), required=True, help="number of drafts")
-    p.add_argument("--L", type=int_range("L", 1, MAX_L), required=True, help="draft length")
+                   "(binary-toy, several-drafts, gbv-lossless, three-token-toy)")
+    p.add_argument("--K", type=int_range("K", 1, MAX_K), help="number of drafts (chains)")
+    p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
+    p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
+                   "a node of depth d gets b_(d+1) draws per copy")
+    p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
+                   "chains, at every node of a tree")
     p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -39,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     exact = sub.add_parser("exact", help="exact law of the accepted length and fidelity error")
     _add_models(exact)
-    exact.add_argument("--method", required=True, help="a method name, or 'all'")
+    exact.add_argument("--method", required=True, help="a method name (rrs = specinfer), or 'all'")
 
     bound = sub.add_parser("bound", help="optimal-transport bounds on E[τ]")
     _add_models(bound)
@@ -84,14 +92,42 @@ def _load_models(args):
 
 
 def _methods(name: str) -> list[str]:
-    from core.rules.registry import method_names
+    from core.rules.registry import ALIASES, method_names
 
     names = method_names()
     if name == "all":
         return names
-    if name not in names:
+    if name not in names and name not in ALIASES:
         raise CLIError(f"unknown method {name!r}; choose one of {', '.join(names)} or all")
     return [name]
+
+
+def _drafts(args):
+    """(shape, law) asked for with --tree/--law, or (None, "iid") for today's --K/--L drafts; exactly
+    one of --tree and --K/--L."""
+    from core.data.shapes import Shape
+
+    if args.tree is not None:
+        if args.K is not None or args.L is not None:
+            raise CLIError("give either --tree or --K/--L, not both")
+        shape = Shape.parse(args.tree)
+        if shape.L > MAX_L or max(shape.branching) > MAX_K:
+            raise CLIError(f"--tree must have at most {MAX_L} levels of at most {MAX_K} draws each, "
+                           f"got {args.tree}")
+        return shape, args.law or "iid"
+    if args.K is None or args.L is None:
+        raise CLIError("give --K and --L (K drafts of length L), or --tree b1,b2,...")
+    if args.law is not None:
+        return Shape.chains_of(args.K, args.L), args.law
+    return None, "iid"
+
+
+def _header(args, shape, law, V) -> str:
+    """The first line of a text table: today's for --K/--L, the shape, law and budget otherwise."""
+    if shape is None:
+        return f"K={args.K}  L={args.L}  V={V}  T={args.temperature:g}"
+    return (f"{shape.label}  law={law}  budget n={shape.budget}  L={shape.L}  V={V}  "
+            f"T={args.temperature:g}")
 
 
 def _table(rows: list[dict], columns: list[str]) -> str:
@@ -132,14 +168,26 @@ def _emit(result, text: str) -> None:
 def cmd_exact(args) -> int:
     from core.analysis.exact import exact_analysis
     from core.errors import USER_ERRORS
-    from core.rules.registry import make_verifier
+    from core.rules.registry import make_verifier, resolve
 
+    shape, law = _drafts(args)
     draft, target = _load_models(args)
+    names = _methods(args.method)
     rows, skipped = [], []
-    for name in _methods(args.method):
+    if shape is not None and args.method == "all":
+        # rules not defined on these drafts are skipped together, before anything is computed
+        chains_only = [name for name in names if not resolve(name).supports(shape, law)]
+        skipped = [{"method": name, "reason": CHAINS_ONLY} for name in chains_only]
+        names = [name for name in names if name not in chains_only]
+    for name in names:
         try:
-            verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
-            rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
+            if shape is None:
+                verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
+                rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
+            else:
+                verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law)
+                summary = exact_analysis(verifier, draft, target, shape=shape, law=law).summary()
+                rows.append({**summary, "method": name})
         except USER_ERRORS as exc:
             # One rule asked for alone reports its refusal as the error; among all of them, a rule
             # refused here (the tree LP too large, an enumeration too long) is skipped and named,
@@ -151,20 +199,42 @@ def cmd_exact(args) -> int:
         raise CLIError("every rule was refused on this configuration: "
                        + "; ".join(f"{s['method']}: {s['reason']}" for s in skipped))
     result = rows[0] if args.method != "all" else {"results": rows, "skipped": skipped}
+    columns = ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]
     if args.json:
         _emit(result, json.dumps(result))
+    elif shape is None:
+        _emit(result, _header(args, shape, law, target.V) + "\n" + _table(rows, columns))
     else:
-        _emit(result, f"K={args.K}  L={args.L}  V={target.V}  T={args.temperature:g}\n" +
-              _table(rows, ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]))
-    for s in skipped:     # one line each on stderr; stdout holds the table or valid JSON alone
-        print(f"note: {s['method']} skipped: {s['reason']}", file=sys.stderr)
+        for row in rows:
+            row["fraction"] = row["expected_accepted_fraction"] or ""
+        _emit(result, _header(args, shape, law, target.V) + "\n" +
+              _table(rows, columns[:2] + ["fraction"] + columns[2:]))
+    # one line per reason on stderr; stdout holds the table or valid JSON alone
+    grouped = [s["method"] for s in skipped if s["reason"] == CHAINS_ONLY]
+    if grouped:
+        print(f"note: {', '.join(grouped)} skipped: {CHAINS_ONLY}", file=sys.stderr)
+    for s in skipped:
+        if s["reason"] != CHAINS_ONLY:
+            print(f"note: {s['method']} skipped: {s['reason']}", file=sys.stderr)
     return 0
 
 
 def cmd_bound(args) -> int:
     from core import bounds
+    from core.data.fractions import fraction
 
+    shape, law = _drafts(args)
     draft, target = _load_models(args)
+    if shape is not None:
+        if args.kind != "lp":
+            raise CLIError(f"the {args.kind} bound is defined for K i.i.d. chains only; use --kind lp "
+                           f"(the own-law LP) with --tree or --law")
+        value = float(bounds.optimal_tree_lp(draft, target, shape, law).value)
+        result = {"kind": "lp", "value": value, "K": shape.K, "L": shape.L, **shape.describe(),
+                  "law": law, "value_fraction": fraction(value, integers=True)}
+        _emit(result, json.dumps(result) if args.json else _header(args, shape, law, target.V) + "\n" +
+              _table([{**result, "fraction": result["value_fraction"] or ""}], ["kind", "value", "fraction"]))
+        return 0
     if args.kind == "lp":
         value = bounds.optimal_lp(draft, target, args.K, args.L).value
     elif args.kind == "acausal":
@@ -186,20 +256,29 @@ def cmd_montecarlo(args) -> int:
     from core.analysis.montecarlo import monte_carlo
     from core.rules.registry import make_verifier
 
+    shape, law = _drafts(args)
     draft, target = _load_models(args)
     [name] = _methods(args.method) if args.method != "all" else (None,)
     if name is None:
         raise CLIError("montecarlo runs one method at a time")
-    verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
-    result = monte_carlo(verifier, draft, target, args.K, args.L, args.n, args.seed)
+    if shape is None:
+        verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
+        result = monte_carlo(verifier, draft, target, args.K, args.L, args.n, args.seed)
+        trees = {}
+    else:
+        verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law)
+        result = monte_carlo(verifier, draft, target, n=args.n, seed=args.seed, shape=shape, law=law)
+        trees = {**shape.describe(), "law": law}
     lo, hi = result.tau_interval()
-    summary = {"method": name, "K": args.K, "L": args.L, "n": args.n, "seed": args.seed,
+    summary = {"method": name, "K": result.K, "L": result.L, **trees, "n": args.n, "seed": args.seed,
                "expected_accepted": result.tau_mean,
                "expected_accepted_ci": list(result.tau_mean_interval()),
                "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),
                "accepted_pmf_hi": hi.tolist()}
-    _emit(summary, json.dumps(summary) if args.json
-          else _table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"]))
+    table = _table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"])
+    if shape is not None:
+        table = _header(args, shape, law, target.V) + "\n" + table
+    _emit(summary, json.dumps(summary) if args.json else table)
     return 0
 
 
