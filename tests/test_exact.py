@@ -18,6 +18,7 @@ from core.analysis.sampling import draw_block
 LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
 DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "traversal", "otv",
               "td_optimal", "lp_optimal"]
+TREE_METHODS = ["specinfer", "traversal", "lp_optimal"]
 
 
 def as_fraction(x: float, limit: int = 1000) -> Fraction:
@@ -117,6 +118,11 @@ def test_model_level_laws_equal_enumeration_of_every_draft_outcome(method):
 def test_every_model_level_law_is_checked():
     assert sorted(DP_METHODS) == sorted(n for n, cls in REGISTRY.items()
                                         if hasattr(cls, "model_output_law"))
+    # token trees: tests/test_trees.py compares every rule with a ``tree_output_law`` against the
+    # enumeration of every drafted tree; these are the rules it compares
+    assert sorted(TREE_METHODS) == sorted(n for n, cls in REGISTRY.items()
+                                          if hasattr(cls, "tree_output_law"))
+    assert all(REGISTRY[n].token_trees for n in TREE_METHODS)
 
 
 def test_rbv_reduces_to_bv_at_k1_and_to_recursive_rejection_at_l1():

@@ -336,7 +336,8 @@ def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
 
 
 def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *,
-                    limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT) -> OptimalPlan:
+                    limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT,
+                    general: bool = False) -> OptimalPlan:
     """The own-law LP: the best lossless verifier for drafts of ``shape`` drafted by ``law``.
 
     Variables π(t, s, y) ≥ 0 for every drafted node set t with P(t) > 0, s ∈ t and y ∈ Ω; rows
@@ -351,7 +352,8 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     leaf paths: exactly the blocks of ``optimal_lp``'s reduction (iii), with P(t) from the law's
     enumeration of drafted trees (``core.data.drafting.node_set_law``) in place of multinomials;
     the same layout, LP and plan repair then apply unchanged.  K i.i.d. chains (``iid`` on
-    (K, 1, …, 1)) are handed to ``optimal_lp`` itself.
+    (K, 1, …, 1)) are handed to ``optimal_lp`` itself, unless ``general`` is true (the tests
+    compare the two).
 
     Raises ``BoundsTooLarge`` beyond the limits of ``check_size`` or when the drafted trees are
     too many to enumerate (``core.bounds.sizes.check_tree_size``), ``InvalidInput`` where the law
@@ -365,7 +367,7 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     Fraction(17, 9)
     """
     name = get_law(law).name
-    if shape.is_iid_chains(name):
+    if shape.is_iid_chains(name) and not general:
         return optimal_lp(draft, target, shape.K, shape.L, limit=limit, work_limit=work_limit)
     V = validate_pair(draft, target, shape.K, shape.L)
     L = shape.L

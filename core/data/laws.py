@@ -49,8 +49,11 @@ Node = tuple[int, ...]
 class NodeState(Protocol):
     """What a verifier knows at a node: ``k`` draws through it are not yet in a visited child.
 
-    ``shared_after`` (optional, default False): the state after a rejected round does not depend on
-    which child was visited, so an exact recursion may continue once with the summed mass."""
+    ``shared_after`` (optional, default False): ``after`` does not depend on which child was
+    visited and rejected, so an exact recursion continues once, with the rejected mass summed over
+    the branches.  For ``PerDraw`` this is required, not an economy: its ``after`` is the law of
+    the remaining rounds averaged over the rejected draw and its multiplicity (the remaining draws
+    are fresh i.i.d. draws), not the law given them."""
 
     k: int
 
@@ -147,8 +150,11 @@ class WithoutReplacement(FirstAppearance):
 @dataclass(frozen=True)
 class PerDraw:
     """``iid`` per draw: the next draw x ~ p (S = p, repeats included) with its multiplicity over
-    the k draws left, 1 + Binomial(k − 1, p(x)); a rejected round leaves the same state whatever x
-    was (``shared_after``).  Concrete rounds are the draws themselves (``visit_order``)."""
+    the k draws left, 1 + Binomial(k − 1, p(x)).  An accepted x is a first occurrence (an earlier
+    rejected x would have T(x) = 0), so that is its multiplicity in the tree.  After a rejected
+    round the next draw is a fresh i.i.d. draw whatever x was: ``after`` holds averaged over x and
+    its multiplicity (``shared_after``).  Concrete rounds are the draws themselves
+    (``visit_order``)."""
 
     p: np.ndarray
     k: int
