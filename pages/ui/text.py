@@ -4,31 +4,15 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 
+from core.data.fractions import EXACT_TOL, fraction  # noqa: F401 (the pages' fraction is the library's)
 from core.rules.registry import REGISTRY, method_names
 
 
-#: Values within this of 0 are shown as 0, and a fraction is shown only when it matches to this.
-EXACT_TOL = 1e-12
-#: Largest denominator of a fraction worth showing (the binary toy's 131/81 and the like).
-MAX_DENOMINATOR = 10**4
-
-
 def clean(x: float) -> float:
-    """``x``, with round-off around 0 (|x| ≤ ``EXACT_TOL``: 7.8e-17, −0.0) shown as the 0 it is."""
+    """``x``, with round-off around 0 (|x| ≤ ``EXACT_TOL``: 7.8e-17, −0.0) shown as the 0 it is.
+    ``fraction`` (from ``core.data.fractions``) shows a value as the fraction it equals."""
     return 0.0 if abs(x) <= EXACT_TOL else float(x)
-
-
-def fraction(x) -> str | None:
-    """``x`` as a small fraction "a/b" (b ≤ ``MAX_DENOMINATOR``, b > 1) when it equals one to
-    ``EXACT_TOL``; None otherwise (an integer, or no small rational close enough)."""
-    if x is None or not math.isfinite(x):
-        return None
-    f = Fraction(float(x)).limit_denominator(MAX_DENOMINATOR)
-    if f.denominator == 1 or abs(float(f) - x) > EXACT_TOL:
-        return None
-    return f"{f.numerator}/{f.denominator}"
 
 
 #: What a table cell or a metric shows where a value does not exist.
