@@ -120,8 +120,8 @@ def test_on_the_binary_toy_only_iid_exists_for_b_1_3_and_1_5(b):
     r = exact("traversal", BIN, shape, "iid")
     assert r.fidelity_tv <= 1e-12 and 0 < r.expected_accepted < 2
     for law in ("wor", "topk", "greedy"):
-        with pytest.raises(InvalidInput, match=rf"^the {law} law needs {b[1]} distinct tokens at node \(\d,\) "
-                                               r"but p gives only 2 tokens"):
+        message = rf"^the {law} law needs {b[1]} distinct tokens at node \(\d,\) but p gives only 2 tokens"
+        with pytest.raises(InvalidInput, match=message):
             exact("rrs", BIN, shape, law)
 
 
@@ -131,6 +131,32 @@ def test_wor_and_greedy_share_the_lp_but_not_traversal_on_tri_3_1():
         pytest.approx(exact("lp_optimal", TRI, Shape.tree((3, 1)), "greedy").expected_accepted, abs=1e-9)
     a, b = node_set_law(TRI[0].cond, Shape.tree((3, 1)), "wor"), node_set_law(TRI[0].cond, Shape.tree((3, 1)), "greedy")
     assert a.keys() == b.keys() and max(abs(a[t] - b[t]) for t in a) < 1e-15
+
+
+def test_for_iid_neither_one_round_per_draw_nor_first_appearance_dominates():
+    """L = 1, b = (3), p = (1/4, 1/3, 5/12), q = (0, 5/12, 7/12).  One round per draw (rrs): the
+    target after each rejection does not depend on the draw, T = q, (0, 1/3, 2/3), (0, 0, 1), each
+    round accepting Σ min(T, p) = 3/4, 3/4, 5/12: 3/4 + 1/4·3/4 + 1/16·5/12 = 185/192.  First
+    appearance (traversal; at L = 1 the same rounds over distinct tokens with S = p without the
+    visited ones): 557/576 > 185/192, computed below in rational arithmetic over the 27 draws."""
+    p, q = [F(1, 4), F(1, 3), F(5, 12)], [F(0), F(5, 12), F(7, 12)]
+    first = F(0)
+    for xs in itertools.product(range(3), repeat=3):
+        T, free, reach = q, [1, 1, 1], F(1)
+        for c in dict.fromkeys(xs):
+            S = [p[x] * free[x] / sum(p[y] * free[y] for y in range(3)) for x in range(3)]
+            a = min(F(1), T[c] / S[c])
+            first += p[xs[0]] * p[xs[1]] * p[xs[2]] * reach * a
+            reach *= 1 - a
+            rest = [max(T[x] - S[x], F(0)) for x in range(3)]
+            if sum(rest) == 0:
+                break
+            T, free[c] = [r / sum(rest) for r in rest], 0
+    assert first == F(557, 576)
+    draft, target = tm.IIDModel([float(x) for x in p]), tm.IIDModel([float(x) for x in q])
+    shape = Shape.tree((3,))
+    assert exact("rrs", (draft, target), shape, "iid").summary()["expected_accepted_fraction"] == "185/192"
+    assert exact("traversal", (draft, target), shape, "iid").summary()["expected_accepted_fraction"] == "557/576"
 
 
 # ---------------------------------------------------------------------------------------------

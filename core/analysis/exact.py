@@ -118,7 +118,8 @@ class ExactResult:
         }
 
 
-def drafts(K: int | None, L: int | None, shape: Shape | None, law: str = "iid") -> tuple[Shape, str]:
+def resolve_drafts(K: int | None, L: int | None, shape: Shape | None,
+                   law: str = "iid") -> tuple[Shape, str]:
     """The (shape, law name) of an analysis asked for with K and L, or with a shape (the two must
     agree when both are given)."""
     name = get_law(law).name
@@ -136,7 +137,7 @@ def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int |
     """Rough wall-clock estimate of ``exact_analysis`` on a 2-core machine (for warnings and
     refusals; the constants were calibrated on this project's benchmark grid), for K i.i.d. drafts
     of length L or for a shape and a law."""
-    shape, law = drafts(K, L, shape, law)
+    shape, law = resolve_drafts(K, L, shape, law)
     if shape.is_iid_chains(law):
         K, L = shape.K, shape.L
         if hasattr(verifier, "model_law_cost"):
@@ -152,7 +153,7 @@ def outcome_count(V: int, K: int | None = None, L: int | None = None, verifier: 
     """How many draft outcomes plain enumeration visits for this rule: for K i.i.d. drafts, paths,
     multisets or ordered tuples as the rule tells them apart; for a token tree, every ordered draw
     outcome (``core.data.laws.tree_outcome_count``)."""
-    shape, law = drafts(K, L, shape, law)
+    shape, law = resolve_drafts(K, L, shape, law)
     if not shape.is_iid_chains(law):
         return tree_outcome_count(V, shape, law)
     K, L = shape.K, shape.L
@@ -276,7 +277,8 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     Two chains whose first tokens are the greedy law's (the most probable token and one sampled
     from the rest), verified by traversal, accept 16/9:
 
-    >>> exact_analysis("traversal", toy.draft, toy.target, 2, 2, law="greedy").summary()["expected_accepted_fraction"]
+    >>> result = exact_analysis("traversal", toy.draft, toy.target, 2, 2, law="greedy")
+    >>> result.summary()["expected_accepted_fraction"]
     '16/9'
     """
     verifier = get_verifier(method) if isinstance(method, str) else method
@@ -284,7 +286,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     if draft.V != target.V:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
     asked = shape is not None or law != "iid"
-    shape, law = drafts(K, L, shape, law)
+    shape, law = resolve_drafts(K, L, shape, law)
     if shape.is_iid_chains(law):
         result = _chains_analysis(verifier, name, draft, target, shape.K, shape.L, max_seconds,
                                   progress, recursion)

@@ -18,7 +18,7 @@ import numpy as np
 
 from toy_models import ToyModel
 
-from core.analysis.exact import drafts
+from core.analysis.exact import resolve_drafts
 from core.analysis.sampling import draw_block, draw_tree
 from core.data.coins import generator
 from core.data.drafting import check_supports
@@ -206,7 +206,7 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     verifier = get_verifier(method) if isinstance(method, str) else method
     name = method if isinstance(method, str) else verifier.name
     asked = shape is not None or law != "iid"
-    shape, law = drafts(K, L, shape, law)
+    shape, law = resolve_drafts(K, L, shape, law)
     rng = generator(seed)
     K, L = shape.K, shape.L
     if shape.is_iid_chains(law):

@@ -370,7 +370,8 @@ class WOR(DraftLaw):
 
     def round_states(self, V, k, per_draw, child):
         one = child(1)
-        rounds = 1                      # rounds(0, ·) = 1; rounds(i, r) = 1 + r·(one + rounds(i − 1, r − 1))
+        # rounds(0, ·) = 1; rounds(i, r) = 1 + r·(one + rounds(i − 1, r − 1)), r tokens left
+        rounds = 1
         for i in range(1, k + 1):
             rounds = 1 + (V - k + i) * (one + rounds)
         return rounds
