@@ -23,7 +23,7 @@ from core.bounds.closed_form import topk_tree_value
 from core.data.coins import RandomCoins, enumerate_outcomes
 from core.data.drafting import draft_tree, enumerate_trees, node_set_law
 from core.data.fractions import fraction
-from core.data.laws import (LAWS, depth_policies, first_appearance_table, get_law, node_set_count,
+from core.data.laws import (LAWS, first_appearance_table, get_law, node_set_count,
                             tree_outcome_count, tree_state_count, visit_order)
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree

@@ -57,6 +57,24 @@ def law_from_levels(emitted: Sequence[np.ndarray], V: int) -> dict[Node, float]:
     return law
 
 
+class OutputLevels:
+    """P(O = u) accumulated by a top-down exact programme, one array per depth in this module's
+    order: ``add(s, mass, dist)`` adds mass·dist(y) to every output s·y; ``law()`` is {u: mass}."""
+
+    def __init__(self, V: int, L: int):
+        self.V = V
+        self.levels = [np.zeros(V ** d) for d in range(L + 2)]
+
+    def add(self, s: Node, mass: float, dist: np.ndarray) -> None:
+        i = 0
+        for t in s:
+            i = i * self.V + t
+        self.levels[len(s) + 1][i * self.V:(i + 1) * self.V] += mass * dist
+
+    def law(self) -> dict[Node, float]:
+        return law_from_levels(self.levels, self.V)
+
+
 def node_recursion_cost(V: int, K: int, L: int) -> float:
     """Seconds, roughly, of an exact analysis whose law comes from a recursion over the nodes of
     Ω^≤L: a few vector operations per depth, one dict entry per output (``law_from_levels``), and

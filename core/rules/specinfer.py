@@ -22,7 +22,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
 from core.data.laws import NodeState, Policy, depth_policies, get_law, tree_state_count, visit_order
-from core.data.levels import law_from_levels
+from core.data.levels import OutputLevels
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Trace
@@ -90,15 +90,10 @@ def rrs_output_law(policies: Sequence[Policy], draft, target,
     summed mass, when the state after a rejection does not depend on c: ``shared_after``, e.g.
     ``iid``'s per-draw rounds, whose accepted draw at round i is a first occurrence of multiplicity
     1 + Binomial(k − i, p(c))).  Returns the law and the number of round states visited."""
-    V, L = target.V, len(branching)
-    emitted = [np.zeros(V ** d) for d in range(L + 2)]
+    L = len(branching)
+    out = OutputLevels(target.V, L)
+    emit = out.add
     states = 0
-
-    def emit(u: Node, mass: float, dist: np.ndarray) -> None:
-        i = 0
-        for t in u:
-            i = i * V + t
-        emitted[len(u) + 1][i * V:(i + 1) * V] += mass * dist
 
     def enter(u: Node, k: int, mass: float) -> None:
         if len(u) == L:
@@ -131,7 +126,7 @@ def rrs_output_law(policies: Sequence[Policy], draft, target,
             rounds(u, T_next, after, m)
 
     enter((), branching[0], 1.0)
-    return law_from_levels(emitted, V), states
+    return out.law(), states
 
 
 class SpecInfer(TreeWalkVerifier):

@@ -35,7 +35,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, positive_part, residual
 from core.data.laws import NodeState, Policy, first_drafted, iid_branches  # noqa: F401 (the rules' names)
-from core.data.levels import law_from_levels
+from core.data.levels import OutputLevels
 from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
@@ -131,17 +131,11 @@ def traversal_output_law(policy: Policy | Sequence[Policy], draft, target, K: in
     ``branching``).  A state whose ``shared_after`` is true continues once after a rejected round,
     with the summed mass, since what follows does not depend on which child was rejected.
     """
-    V = target.V
     policies = _policies(policy, L)
     b_vec = tuple(branching) if branching is not None else (K,) + (1,) * (L - 1)
-    emitted = [np.zeros(V ** d) for d in range(L + 2)]
+    out = OutputLevels(target.V, L)
+    emit = out.add
     states = 0
-
-    def emit(b: Node, mass: float, dist: np.ndarray) -> None:
-        i = 0
-        for t in b:
-            i = i * V + t
-        emitted[len(b) + 1][i * V:(i + 1) * V] += mass * dist
 
     def draws(child: Node, j: int) -> int:
         return j * b_vec[len(child)] if len(child) < L else j
@@ -182,7 +176,7 @@ def traversal_output_law(policy: Policy | Sequence[Policy], draft, target, K: in
         return accepted
 
     visit((), 1.0, b_vec[0], 1.0)
-    return law_from_levels(emitted, V), states
+    return out.law(), states
 
 
 def traversal_law_cost(V: int, K: int, L: int) -> float:
