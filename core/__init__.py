@@ -5,7 +5,8 @@ importing only from those listed before it (``tests/test_imports.py`` enforces i
 
 ==================  ==================================================================================
 ``core.errors``     the one error family
-``core.data``       draft trees, traces, coins (seeded sampling and exact enumeration), distributions
+``core.data``       draft trees and token trees (shapes, draft laws), traces, coins (seeded sampling and
+                    exact enumeration), distributions
 ``core.bounds``     bounds on E[τ]: closed forms (numpy) apart from the LPs (scipy)
 ``core.rules``      the ``Verifier`` interface, one module per rule, the registry
 ``core.analysis``   exact laws, Monte Carlo, Algorithm 2 compensation, the claim verdicts
@@ -18,9 +19,12 @@ importing only from those listed before it (``tests/test_imports.py`` enforces i
 This package never imports streamlit or plotly.  ``import core`` and listing the rules
 (``method_names()``) import numpy alone: neither scipy nor torch.
 """
+from core.data.laws import LAWS, get_law
+from core.data.shapes import Shape
+from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Test, Trace, Verdict
 from core.data.tree import DraftBlock, Node
 from core.rules.registry import REGISTRY, Verifier, VerifierError, get_verifier, method_names
 
 __all__ = ["DraftBlock", "Node", "Outcome", "Test", "Trace", "Verdict", "REGISTRY", "Verifier",
-           "VerifierError", "get_verifier", "method_names"]
+           "VerifierError", "get_verifier", "method_names", "LAWS", "Shape", "TokenTree", "get_law"]

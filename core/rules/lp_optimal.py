@@ -20,6 +20,7 @@ import numpy as np
 from core.bounds.sizes import lp_size, tree_lp_size
 from core.data.coins import Coins
 from core.data.laws import get_law
+from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Trace
@@ -146,5 +147,7 @@ class LPOptimal(Verifier):
 
     @staticmethod
     def tree_law_cost(V: int, shape: Shape, law: str) -> float:
-        """Seconds, roughly: one dict update per plan entry (node sets × tree nodes × V)."""
-        return 5e-7 * V * tree_lp_size(V, shape, get_law(law).name).size + 1e-3
+        """Seconds, roughly: one dict update per plan entry (node sets × tree nodes × V), and the
+        pass over Ω^(L+1) that completes the law (``node_recursion_cost``)."""
+        return (5e-7 * V * tree_lp_size(V, shape, get_law(law).name).size
+                + node_recursion_cost(V, 1, shape.L))

@@ -22,7 +22,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
 from core.data.laws import NodeState, Policy, depth_policies, get_law, tree_state_count, visit_order
-from core.data.levels import OutputLevels
+from core.data.levels import OutputLevels, node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.trace import Outcome, Trace
@@ -156,5 +156,7 @@ class SpecInfer(TreeWalkVerifier):
 
     @staticmethod
     def tree_law_cost(V: int, shape: Shape, law: str) -> float:
-        """Seconds, roughly: 5e-5 per round state (``tree_state_count``, per-draw for ``iid``)."""
-        return 5e-5 * tree_state_count(V, shape, get_law(law), per_draw=True) + 1e-3
+        """Seconds, roughly: 5e-5 per round state (``tree_state_count``, per-draw for ``iid``), and
+        the pass over Ω^(L+1) that completes the law (``node_recursion_cost``)."""
+        return (5e-5 * tree_state_count(V, shape, get_law(law), per_draw=True)
+                + node_recursion_cost(V, 1, shape.L))

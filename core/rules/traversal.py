@@ -19,6 +19,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.laws import FirstAppearance, depth_policies, get_law, tree_state_count
+from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.trace import Outcome
@@ -60,5 +61,6 @@ class Traversal(TraversalVerifier):
 
     @staticmethod
     def tree_law_cost(V: int, shape: Shape, law: str) -> float:
-        """Seconds, roughly: 5e-5 per state (``tree_state_count``), as ``traversal_law_cost``."""
-        return 5e-5 * tree_state_count(V, shape, get_law(law)) + 1e-3
+        """Seconds, roughly: 5e-5 per state (``tree_state_count``), as ``traversal_law_cost``, and the
+        pass over Ω^(L+1) that completes the law (``node_recursion_cost``)."""
+        return 5e-5 * tree_state_count(V, shape, get_law(law)) + node_recursion_cost(V, 1, shape.L)

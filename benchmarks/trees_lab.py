@@ -1,0 +1,95 @@
+"""Timing of the exact laboratory on token trees: rrs, traversal and lp_optimal for every draft law.
+
+    python -m benchmarks.trees_lab [--json] [--quick]
+
+For each V of the grid and each law, the shapes (chains K×L and static trees b with L ≤ 4, b_d ≤ 6)
+whose drafted trees number between 1,024 and 4,096 (``tree_outcome_count``; any number for
+``topk``, whose tree is unique) are timed on a seeded Markov pair: the slowest shape per (V, law,
+rule) is reported with its seconds, the estimate the laboratory refuses by
+(``estimated_seconds``), for lp_optimal the seconds of the LP solve apart, and how many shapes of
+that (V, law) the laboratory refused up front (too large an LP).  Figures, not
+assertions: the machine is shared and noisy, so no unit test times anything.  The goal: every
+(shape, law, rule) within 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import time
+
+import toy_models as tm
+from core.analysis.exact import estimated_seconds, exact_analysis
+from core.data.laws import LAWS, tree_outcome_count
+from core.data.shapes import Shape
+from core.errors import USER_ERRORS
+from core.rules.registry import make_verifier, resolve
+
+GRID_V = (2, 3, 4, 8, 16, 64)
+RULES = ("rrs", "traversal", "lp_optimal")
+
+
+def shapes():
+    for L in range(1, 5):
+        for b in itertools.product(range(1, 7), repeat=L):
+            yield Shape.tree(b)
+    for K, L in itertools.product(range(1, 7), range(1, 7)):
+        yield Shape.chains_of(K, L)
+
+
+def configurations(quick: bool):
+    for V in GRID_V[:3] if quick else GRID_V:
+        for law in LAWS:
+            for shape in shapes():
+                if shape.is_iid_chains(law) or (law != "iid" and max(shape.branching) > V):
+                    continue
+                n = tree_outcome_count(V, shape, law)
+                if (law == "topk" and not shape.chains and shape.budget <= 60) or 1024 <= n <= 4096:
+                    yield V, shape, law, n
+
+
+def time_one(V: int, shape: Shape, law: str, rule: str) -> dict:
+    """Seconds of make_verifier + exact_analysis (0 and ``refused`` when the laboratory refuses)."""
+    draft, target = tm.random_pair("markov", V, alpha=0.8, mix=0.5, seed=V, depth=shape.L)
+    row = {"V": V, "shape": shape.label, "law": law, "rule": rule,
+           "outcomes": tree_outcome_count(V, shape, law), "seconds": 0.0, "solve": 0.0,
+           "estimate": estimated_seconds(resolve(rule), V, shape=shape, law=law), "refused": False}
+    start = time.perf_counter()
+    try:
+        verifier = make_verifier(rule, draft, target, shape=shape, law=law)
+        row["solve"] = time.perf_counter() - start
+        exact_analysis(verifier, draft, target, shape=shape, law=law)
+    except USER_ERRORS:
+        row["refused"] = True
+    row["seconds"] = time.perf_counter() - start
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="V ≤ 4 only")
+    args = parser.parse_args()
+    worst: dict[tuple, dict] = {}
+    refused: dict[tuple, int] = {}
+    for V, shape, law, _ in configurations(args.quick):
+        for rule in RULES:
+            row = time_one(V, shape, law, rule)
+            key = (V, law, rule)
+            refused[key] = refused.get(key, 0) + row["refused"]
+            if key not in worst or row["seconds"] > worst[key]["seconds"]:
+                worst[key] = row
+    rows = [dict(row, refusals=refused[key]) for key, row in worst.items()]
+    if args.json:
+        print(json.dumps({"rows": rows}))
+        return
+    print(f"{'V':>3} {'law':7} {'rule':10} {'slowest shape':18} {'trees':>6} {'seconds':>8} "
+          f"{'LP solve':>8} {'estimate':>8} {'refused':>7}")
+    for r in rows:
+        print(f"{r['V']:>3} {r['law']:7} {r['rule']:10} {r['shape']:18} {r['outcomes']:>6} "
+              f"{r['seconds']:8.3f} {r['solve'] if r['rule'] == 'lp_optimal' else 0:8.3f} "
+              f"{r['estimate']:8.3f} {r['refusals']:>7}")
+
+
+if __name__ == "__main__":
+    main()
