@@ -359,6 +359,21 @@ def test_iid_chains_are_todays_rules_exactly(method):
             assert a == b
 
 
+def test_one_chain_drafted_by_wor_or_greedy_is_one_iid_draft():
+    """k = 1: one draw by wor or greedy is one sample from p, so a single chain is K = 1 i.i.d.
+    drafts: every rule accepts it, and the token-tree programmes give SD (rrs) and BV (traversal)."""
+    draft, target = tm.random_pair("table", 3, alpha=0.6, mix=0.5, seed=11, depth=3)
+    sd = get_verifier("sd").model_output_law(draft, target, 1, 3)[0]
+    bv = get_verifier("bv").model_output_law(draft, target, 1, 3)[0]
+    for shape, law in [(Shape.chains_of(1, 3), "wor"), (Shape.tree((1, 1, 1)), "greedy")]:
+        assert shape.is_iid_chains(law) and all(cls.supports(shape, law) for cls in REGISTRY.values())
+        assert law_gap(get_verifier("rrs").tree_output_law(draft, target, shape, law)[0], sd) < 1e-14
+        assert law_gap(get_verifier("traversal").tree_output_law(draft, target, shape, law)[0], bv) < 1e-14
+        assert exact_analysis("bv", draft, target, shape=shape, law=law).output_law == \
+            exact_analysis("bv", draft, target, 1, 3).output_law
+    assert not Shape.chains_of(1, 3).is_iid_chains("topk") and not Shape.tree((1, 2)).is_iid_chains("wor")
+
+
 def test_the_model_level_laws_equal_enumeration_of_every_tree():
     """Every drafted tree (``enumerate_trees``, the drafting coin programme) × ``Verifier.law`` of
     the rule's coin programme on it, against the model-level programme, on every law and shape, for
