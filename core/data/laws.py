@@ -28,7 +28,7 @@ multiplicity is 1.
 
 Refused (``InvalidInput``, one sentence): ``wor``, ``greedy`` and ``topk`` with k > |supp P| at a
 node that receives draws (the first two do not exist there; for ``topk`` refusing p = 0 tokens is a
-choice), and k < 1.
+choice).  ``Shape`` refuses K, L or some b_d < 1.
 """
 from __future__ import annotations
 
@@ -41,9 +41,8 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.shapes import Shape
+from core.data.tree import Node
 from core.errors import InvalidInput
-
-Node = tuple[int, ...]
 
 
 class NodeState(Protocol):
