@@ -49,7 +49,7 @@ def three_token_toy() -> Preset:
     independent, p = (1/2, 1/3, 1/6), q = (1/6, 1/3, 1/2); rank by p is the token order, while q
     prefers the tokens p drafts least, so the draft law matters."""
     return Preset("three-token-toy", "Three-token toy of the token-tree vectors: p=(1/2,1/3,1/6), "
-                  "q=(1/6,1/3,1/2), L=2", IIDModel([1 / 2, 1 / 3, 1 / 6]),
+                  "q=(1/6,1/3,1/2)", IIDModel([1 / 2, 1 / 3, 1 / 6]),
                   IIDModel([1 / 6, 1 / 3, 1 / 2]), K=2, L=2)
 
 
