@@ -1,6 +1,7 @@
 """Timing of the exact laboratory on token trees: rrs, traversal and lp_optimal for every draft law.
 
     python -m benchmarks.trees_lab [--json] [--quick]
+    python -m benchmarks.trees_lab --orders       # iid: one round per draw against first appearance
 
 For each V of the grid and each law, the shapes (chains K×L and static trees b with L ≤ 4, b_d ≤ 6)
 whose drafted trees number between 1,024 and 4,096 (``tree_outcome_count``; for ``topk``, whose
@@ -70,11 +71,51 @@ def time_one(V: int, shape: Shape, law: str, rule: str) -> dict:
     return row
 
 
+SHAPES = [Shape.chains_of(2, 2), Shape.chains_of(3, 2), Shape.tree((2, 2)), Shape.tree((1, 3)),
+          Shape.tree((3, 1)), Shape.tree((2, 1)), Shape.tree((1, 2)), Shape.tree((2,)), Shape.tree((3,)),
+          Shape.tree((1, 1, 2))]
+
+
+def compare_orders(n: int = 80, seed: int = 80) -> dict:
+    """For ``iid``, E[τ] with one round per draw (S = p) against first appearance (S = p without the
+    visited tokens), for rrs and traversal, on n seeded instances (V ≤ 3, budget ≤ 6; docs/maths.md,
+    "traversal on token trees"): how often each order accepts more, by more than 1e-12."""
+    import numpy as np
+
+    from core.data.laws import depth_policies
+    from core.rules.specinfer import rrs_output_law
+    from core.rules.traversal_walk import traversal_output_law
+
+    def tau(law):
+        return sum((len(u) - 1) * m for u, m in law.items())
+
+    rng = np.random.default_rng(seed)
+    counts = {"rrs": [0, 0], "traversal": [0, 0]}          # [per draw more, first appearance more]
+    for i in range(n):
+        V, shape = int(rng.integers(2, 4)), SHAPES[i % len(SHAPES)]
+        draft, target = tm.random_pair(("iid", "markov", "table")[i % 3], V,
+                                       alpha=float(rng.choice([0.3, 1, 3])), mix=float(rng.uniform(0.1, 0.9)),
+                                       seed=int(rng.integers(1 << 30)), depth=shape.L)
+        per, first = (depth_policies(shape, "iid", per_draw) for per_draw in (True, False))
+        for rule, run in (("rrs", lambda pol: rrs_output_law(pol, draft, target, shape.branching)),
+                          ("traversal", lambda pol: traversal_output_law(pol, draft, target, shape.K,
+                                                                         shape.L, shape.branching))):
+            a, b = tau(run(per)[0]), tau(run(first)[0])
+            counts[rule][0] += a > b + 1e-12
+            counts[rule][1] += b > a + 1e-12
+    return {"instances": n, **{rule: {"per_draw_more": c[0], "first_appearance_more": c[1]}
+                               for rule, c in counts.items()}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true", help="V ≤ 4 only")
+    parser.add_argument("--orders", action="store_true", help="compare the two exact iid orders instead")
     args = parser.parse_args()
+    if args.orders:
+        print(json.dumps(compare_orders()))
+        return
     worst: dict[tuple, dict] = {}
     refused: dict[tuple, int] = {}
     for V, shape, law, _ in configurations(args.quick):
