@@ -80,7 +80,7 @@ class TDOptimal(Verifier):
     name = "td_optimal"
     short = "TD-optimal"
     label = "top-down optimal single-token coupling"
-    color = "#5e35b1"  # indigo
+    color = "#88ccee"  # cyan
     summary = ("Walk down the draft tree emitting each token by the optimal single-token multi-draft "
                "coupling of the alive drafts (select a draft, then token-level SD), solved as a small "
                "linear program per node (toy models only).")
