@@ -469,6 +469,11 @@ def _free_row(y: float, taken: Sequence[float]) -> float:
     return next((c for c in candidates if all(abs(c - t) >= 0.5 for t in taken)), y - 0.5)
 
 
+#: A row of the draft tree (px): the extra token can sit half a row from a node (``_free_row``), and
+#: half a row must clear a node (``_TREE_NODE_PX``), so ``height`` is at least what the rows need.
+_TREE_ROW_PX, _TREE_NODE_PX = 96, 28
+
+
 def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra: int | None = None,
                title: str = "Draft tree", token_text: Callable[[int], str] | None = None,
                height: int | None = None, current: tuple[int, ...] | None = None) -> go.Figure:
@@ -479,7 +484,8 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
     H), grey = not tested.  A blue ring marks ``current`` (by default the latest test revealed, while
     some are still hidden).  When the whole trace is shown, the accepted path is drawn thick and the
     extra token hangs off its end as a gold star at depth τ + 1.  Each branch is labelled with the
-    drafts that take it; hover shows p, q and the method's quantities.
+    drafts that take it; hover shows p, q and the method's quantities.  ``height`` (px) is a
+    minimum: the figure is as tall as its rows need (``_TREE_ROW_PX``).
     """
     nodes = block.nodes()
     pos = _tree_positions(nodes)
@@ -554,7 +560,7 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
         fig.add_trace(go.Scatter(
             x=[pos[s][0] for s in members], y=[pos[s][1] for s in members], mode="markers+text",
             name=names[key], customdata=[tokens_str(s, token_text) for s in members],
-            marker=dict(size=34, color=STATUS_COLORS[key], symbol="x" if key == "rejected" else "circle",
+            marker=dict(size=_TREE_NODE_PX, color=STATUS_COLORS[key], symbol="x" if key == "rejected" else "circle",
                         line=dict(width=1, color="#333333")),
             text=["∅" if not s else (token_text(s[-1]) if token_text else str(s[-1])) for s in members],
             textposition="middle center" if token_text is None or key == "root" else "top center",
@@ -566,7 +572,7 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
         cx, cy = pos[tuple(current)]
         fig.add_trace(go.Scatter(
             x=[cx], y=[cy], mode="markers", name="blue ring: the latest step revealed",
-            marker=dict(size=42, color="rgba(0,0,0,0)", line=dict(width=4, color=STATUS_COLORS["current"])),
+            marker=dict(size=_TREE_NODE_PX + 8, color="rgba(0,0,0,0)", line=dict(width=4, color=STATUS_COLORS["current"])),
             hoverinfo="skip"))
     if complete and accepted is not None and extra is not None:
         ax, ay = pos[tuple(accepted)]
@@ -576,7 +582,7 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
                                  hoverinfo="skip", showlegend=False))
         fig.add_trace(go.Scatter(
             x=[ex_x], y=[ex_y], mode="markers+text", name="extra token (correction or bonus)",
-            marker=dict(size=34, color=STATUS_COLORS["extra"], symbol="star", line=dict(width=1, color="#333")),
+            marker=dict(size=_TREE_NODE_PX + 4, color=STATUS_COLORS["extra"], symbol="star", line=dict(width=1, color="#333")),
             text=[token_text(extra) if token_text else str(extra)], textfont=dict(size=FONT_SIZE if token_text is None else TICK_SIZE - 2),
             textposition="middle center" if token_text is None else "bottom center",
             hovertext=[f"extra token y = {token_text(extra) if token_text else extra}, at depth {depth}"],
@@ -587,7 +593,7 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
                      showgrid=False, zeroline=False)
     fig.update_yaxes(visible=False, range=[-1.0, n_leaves - 0.2])
     fig = _layout(fig, title, "depth (tokens into the block)", None,
-                  height=height or max(280, 60 * n_leaves + 170), series=False)
+                  height=max(height or 0, round(_TREE_ROW_PX * (n_leaves + 0.8)) + 170), series=False)
     # the title sits above the plot area and pushes the top margin as far as its lines need
     fig.update_layout(title=dict(yref="paper", y=1.0, yanchor="bottom", automargin=True, pad=dict(b=8)))
     return fig
