@@ -160,7 +160,8 @@ def measure(pw, chromium: str, label: str, app_dir: Path, pages: tuple[str, ...]
 
 def summary(runs: list[dict], pages: tuple[str, ...]) -> list[str]:
     """Each app's figures beside the floor's of the same repeat, and the goals (``COLD_GOAL``,
-    ``WARM_GOAL_S``), as lines of text."""
+    ``WARM_GOAL_S``), as lines of text; a goal is judged on the median over the repeats (one repeat
+    can be slowed by anything else on the machine)."""
     lines = []
     floors = [r["floor"] for r in runs]
     floor_cold = [f["pages"]["start"]["cold_s"] for f in floors]
@@ -174,7 +175,8 @@ def summary(runs: list[dict], pages: tuple[str, ...]) -> list[str]:
         first = pages[0] or "start"
         ratios = [a["pages"][first]["cold_s"] / c for a, c in zip(apps, floor_cold)]
         lines.append(f"{label}: cold first render ({first}) / floor's: " + ", ".join(f"{x:.2f}" for x in ratios)
-                     + f"  goal <= {COLD_GOAL}: {'met' if max(ratios) <= COLD_GOAL else 'NOT met'}")
+                     + f" (median {statistics.median(ratios):.2f})  goal <= {COLD_GOAL}: "
+                     + ("met" if statistics.median(ratios) <= COLD_GOAL else "NOT met"))
         for path in pages:
             p = [a["pages"][path or "start"] for a in apps]
             row = (f"  {path or 'start':13s} cold " + ", ".join(f"{x['cold_s']:.2f}" for x in p)
@@ -184,13 +186,13 @@ def summary(runs: list[dict], pages: tuple[str, ...]) -> list[str]:
                 row += ("; fresh browser median " + ", ".join(f"{x:.2f}" for x in fresh) + " (x floor "
                         + ", ".join(f"{x / f:.2f}" for x, f in zip(fresh, floor_fresh)) + ")")
             lines.append(row)
-        warm = max(x["pages"][path or "start"]["warm_median_s"] for x in apps for path in pages)
-        lines.append(f"  slowest warm median {warm:.2f} s  goal <= {WARM_GOAL_S} s: "
-                     f"{'met' if warm <= WARM_GOAL_S else 'NOT met'}")
+        warm = [max(x["pages"][path or "start"]["warm_median_s"] for path in pages) for x in apps]
+        lines.append("  slowest page's warm median " + ", ".join(f"{w:.2f}" for w in warm) + f" s  goal <= "
+                     f"{WARM_GOAL_S} s: {'met' if statistics.median(warm) <= WARM_GOAL_S else 'NOT met'}")
         if "toy_lab_slider_median_s" in apps[0]:
             slider = [a["toy_lab_slider_median_s"] for a in apps]
             lines.append("  K slider median " + ", ".join(f"{s:.2f}" for s in slider) + f" s  goal <= {WARM_GOAL_S} s: "
-                         f"{'met' if max(slider) <= WARM_GOAL_S else 'NOT met'}")
+                         f"{'met' if statistics.median(slider) <= WARM_GOAL_S else 'NOT met'}")
     return lines
 
 

@@ -44,17 +44,21 @@ MIN_LABEL_SIZE = 12
 TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499")
 RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00")
 
-TEMPLATE = go.layout.Template(pio.templates["plotly_white"])
-TEMPLATE.layout.update(
+# White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
+# itself carries defaults for every trace type, and building it imported about 140 more modules on
+# the start page's first run (0.3 s) and put 10 kB more into every chart sent to the browser.
+_AXIS = dict(gridcolor="#e5e9f0", linecolor="#c9ced6", zerolinecolor="#c9ced6", zerolinewidth=2, ticks="",
+             automargin=True, title=dict(font=dict(size=AXIS_TITLE_SIZE), standoff=12), tickfont=dict(size=TICK_SIZE))
+TEMPLATE = go.layout.Template(layout=dict(
+    paper_bgcolor="white", plot_bgcolor="white", hovermode="closest",
     font=dict(family="Open Sans, Arial, sans-serif", size=FONT_SIZE, color="#222222"),
     title=dict(font=dict(size=TITLE_SIZE)),
     legend=dict(font=dict(size=LEGEND_SIZE)),
-    hoverlabel=dict(font=dict(size=FONT_SIZE - 2)),
+    hoverlabel=dict(font=dict(size=FONT_SIZE - 2), align="left"),
     colorway=list(TOL_MUTED),
     uniformtext=dict(minsize=MIN_LABEL_SIZE, mode="hide"),
-    xaxis=dict(title=dict(font=dict(size=AXIS_TITLE_SIZE)), tickfont=dict(size=TICK_SIZE), automargin=True),
-    yaxis=dict(title=dict(font=dict(size=AXIS_TITLE_SIZE)), tickfont=dict(size=TICK_SIZE), automargin=True),
-)
+    xaxis=_AXIS, yaxis=_AXIS,
+))
 #: Registered once, by name: every figure of ``figures`` uses it (``_layout``); so can a notebook.
 pio.templates["explorer"] = TEMPLATE
 
