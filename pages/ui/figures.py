@@ -167,7 +167,7 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
         mark_identical(fig)
     rows = _legend_rows(fig)
     fig.update_layout(template="explorer",
-                      title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
+                      title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top", pad=dict(l=12)),
                       height=height + _LEGEND_ROW_PX * rows,
                       margin=dict(l=70, r=24, t=96 if "<br>" in (title or "") else 72,
                                   b=70 + _LEGEND_ROW_PX * rows),
