@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app.py` from elsewhere still fin
 
 import streamlit as st  # noqa: E402
 
-from pages.ui import charts, errors, prewarm, routing  # noqa: E402
+from pages.ui import errors, prewarm, routing  # noqa: E402
 
 
 def main() -> None:
@@ -27,7 +27,6 @@ def main() -> None:
         "Real models": [routing.live_decoder(), routing.sweeps()],
         "Check the paper": [routing.claims(), routing.leaderboard()],
     })
-    charts.mode_toggle()
     if routing.needs_decoder(page):
         prewarm.want()
     try:

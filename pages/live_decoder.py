@@ -126,7 +126,7 @@ if go:
                 chart.append(figures.acceptance_per_position({method: rates}))
             chart[0].data[0].y = rates
             # A redraw is a new element: its key must be new too (an unkeyed one repeats its id).
-            live_chart.plotly_chart(chart[0], key=f"dec_live_{n_redraws[0]}", config=figures.CHART_CONFIG)
+            charts.draw(live_chart, chart[0], key=f"dec_live_{n_redraws[0]}")
             n_redraws[0] += 1
 
     try:

@@ -33,9 +33,7 @@ with left:
             title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
                   f"<sup>verified by RBV: τ = {verdict.tau} tokens accepted, then one extra token</sup>",
             height=400)
-        # drawn as SVG, not as a Plotly chart: this is the first page a reader sees, and Plotly's
-        # script would double its first render in a fresh browser (docs/app.md, "Page speed")
-        charts.picture(fig, key="start_tree")
+        charts.chart(fig, key="start_tree")
         st.caption("Drafts that share a prefix share a node. Green: the accepted sub-block; red: "
                    "rejected sub-blocks; gold star: the extra token drawn by the verifier. Hover a node "
                    "for p, q and the acceptance quantities.")

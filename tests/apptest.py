@@ -11,14 +11,9 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 120
 
 
-def open_page(page: str, query: dict | None = None, state: dict | None = None,
-              interactive: bool = False) -> AppTest:
-    """``page`` after its first run, opened through the router as a reader's click does.  With
-    ``interactive`` the session's charts are Plotly charts (``pages.ui.charts``), whose figures
-    ``figure`` reads; otherwise they are as the link says, by default drawn as SVG."""
+def open_page(page: str, query: dict | None = None, state: dict | None = None) -> AppTest:
+    """``page`` after its first run, opened through the router as a reader's click does."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if interactive:
-        at.session_state["interactive_charts"] = True
     for k, v in (query or {}).items():
         at.query_params[k] = v
     for k, v in (state or {}).items():
@@ -31,13 +26,8 @@ def open_page(page: str, query: dict | None = None, state: dict | None = None,
 
 
 def figures_json(at: AppTest) -> list[dict]:
-    """The figures of the page's Plotly charts (a page opened with ``interactive=True``)."""
+    """The figures of the page's Plotly charts, as the browser receives them."""
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def drawings(at: AppTest) -> list[str]:
-    """The charts drawn as SVG in the page (``pages.ui.charts``: the default)."""
-    return [m.value for m in at.markdown if m.value.startswith("<svg")]
 
 
 def figure(at: AppTest, title_part: str) -> dict:

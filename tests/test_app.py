@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from tests.apptest import (APP, drawings, figure, figures_json, no_errors, open_box, open_page,  # noqa: E402
+from tests.apptest import (APP, figure, figures_json, no_errors, open_box, open_page,  # noqa: E402
                            pair_state, reveal, section, slider)
 
 # ------------------------------------------------------------------------------------------------
@@ -19,13 +19,12 @@ from tests.apptest import (APP, drawings, figure, figures_json, no_errors, open_
 # ------------------------------------------------------------------------------------------------
 
 def test_start_page_renders_picture_and_links():
-    at = open_page("pages/start.py", interactive=True)
+    at = open_page("pages/start.py")
     no_errors(at)
     assert at.title[0].value.startswith("Speculative decoding")
-    assert not at.get("plotly_chart")             # the picture is SVG: no Plotly script for the first page
-    [svg] = drawings(at)
-    assert "One iteration: K = " in svg
-    assert "accepted sub-block" in svg and "extra token (correction or bonus)" in svg   # the legend
+    tree = figure(at, "One iteration: K = ")
+    names = [t.get("name") for t in tree["data"] if t.get("showlegend") is not False]
+    assert "accepted sub-block" in names and "extra token (correction or bonus)" in names   # the legend
     links = [el for el in at.get("page_link")]
     assert len(links) >= 3
     text = " ".join(m.value for m in at.markdown)
@@ -57,7 +56,7 @@ def test_lab_binary_toy_preset_matches_the_paper():
 
 
 def test_lab_changing_K_changes_table_and_figures():
-    at = open_page("pages/toy_lab.py", interactive=True)
+    at = open_page("pages/toy_lab.py")
     no_errors(at)
     before = _lab_table(at).set_index("method")["E[τ]"]
     bars = figure(at, "Expected accepted tokens")
@@ -79,7 +78,7 @@ def test_lab_changing_K_changes_table_and_figures():
 
 
 def test_lab_method_selection_and_temperature():
-    at = open_page("pages/toy_lab.py", interactive=True)
+    at = open_page("pages/toy_lab.py")
     at.sidebar.multiselect[0].set_value(["bv", "rbv"]).run()
     no_errors(at)
     assert list(_lab_table(at)["method"]) == ["BV", "RBV"]
@@ -117,7 +116,7 @@ def test_lab_edit_table_and_random_models():
 def test_lab_computes_and_draws_only_the_open_section():
     """Issue 12, item 11: one tab per section, and only the open one is computed and drawn, so a
     slider change redraws one chart, not four; a link names its tab; an unknown one says so."""
-    at = open_page("pages/toy_lab.py", interactive=True)
+    at = open_page("pages/toy_lab.py")
     no_errors(at)
     assert [t.label for t in at.tabs] == ["1. Every method, exactly", "2. Do more drafts help?",
                                           "3. The optimal coupling", "4. Monte Carlo check"]
@@ -130,16 +129,16 @@ def test_lab_computes_and_draws_only_the_open_section():
         assert len(titles()) == 1 and title in titles()[0], titles()
         assert at.query_params["section"] == name
         assert not [d for d in at.dataframe if "E[τ] as a fraction" in d.value.columns]   # section 1 is not drawn
-    linked = open_page("pages/toy_lab.py", query={"section": "coupling"}, interactive=True)
+    linked = open_page("pages/toy_lab.py", query={"section": "coupling"})
     assert "Optimal lossless verifier" in figures_json(linked)[0]["layout"]["title"]["text"]
-    wrong = open_page("pages/toy_lab.py", query={"section": "no-such-tab"}, interactive=True)
+    wrong = open_page("pages/toy_lab.py", query={"section": "no-such-tab"})
     said = [w.value for w in wrong.warning if "section=no-such-tab" in w.value]
     assert len(said) == 1 and "\n" not in said[0]
     assert "Expected accepted tokens" in figures_json(wrong)[0]["layout"]["title"]["text"]
 
 
 def test_lab_large_configuration_warns_before_solving():
-    at = open_page("pages/toy_lab.py", state={"toy_V": 8, "toy_K": 5, "toy_L": 2}, interactive=True)
+    at = open_page("pages/toy_lab.py", state={"toy_V": 8, "toy_K": 5, "toy_L": 2})
     assert not at.exception
     assert any("large configuration" in w.value for w in at.warning)
     assert not at.get("plotly_chart")
@@ -169,14 +168,14 @@ def test_lab_several_drafts_preset_shows_every_method_and_the_lp_at_every_K():
     method at K = 1..4, without a button."""
     from core.rules.registry import REGISTRY
     at = open_page("pages/toy_lab.py", query={"preset": "several-drafts"},
-                   state={"toy_methods": list(REGISTRY)}, interactive=True)
+                   state={"toy_methods": list(REGISTRY)})
     no_errors(at)
     assert not any(b.key in ("lab_go", "lab_lp") for b in at.button)
     assert list(_lab_table(at)["method"]) == [cls.short for cls in REGISTRY.values()]
     metrics = {m.label: m.value for m in at.metric}
     assert all(v != "—" for v in metrics.values()), metrics
     vs_k = figure(section(at, "drafts"), "against the number of drafts K")
-    lines = {t["name"]: list(t["x"]) for t in vs_k["data"]}
+    lines = {t["name"].split(" = ")[0]: list(t["x"]) for t in vs_k["data"]}   # "RBV = Traversal here": RBV
     for cls in REGISTRY.values():
         assert lines[cls.short] == [1, 2, 3, 4]
     lp = next(v for k, v in lines.items() if k.startswith("LP optimum"))
@@ -212,22 +211,20 @@ def test_labels_symbols_notes_and_export_on_start_and_lab():
     """Issue 12, items 4 and 7: "short — label" from the metadata; a "What am I looking at?" note per
     figure defining its symbols; "lossless", never "valid"; every chart exports a PNG at slide scale."""
     from core.rules.registry import REGISTRY
-    start = open_page("pages/start.py", interactive=True)
+    start = open_page("pages/start.py")
     no_errors(start)
     md = " ".join(m.value for m in start.markdown)
     for cls in REGISTRY.values():
         assert f"**{cls.short}** — {cls.label}" in md
-    lab = open_page("pages/toy_lab.py", query={"preset": "binary-toy"}, interactive=True)
+    lab = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
     no_errors(lab)
     options = next(m for m in lab.sidebar.multiselect if m.key == "toy_methods").options
     assert options == [f"{cls.short} — {cls.label}" for cls in REGISTRY.values()]
     for at, symbols in ((start, ["τ", "E[τ]", "block efficiency", "extra token", "residual"]),
                         (lab, ["E_CIC", "LP optimum", "acausal bound", "greedy relaxation", "lossless"])):
         charts = at.get("plotly_chart")
-        pictures = drawings(at)                                           # charts.picture
         notes = [e for e in at.expander if e.label == "What am I looking at?"]
-        assert len(notes) == len(charts) + len(pictures) >= 1
-        assert not any("valid" in p for p in pictures)
+        assert len(notes) == len(charts) >= 1
         said = " ".join(m.value for e in notes for m in e.markdown)
         for symbol in symbols:
             assert f"**{symbol}**:" in said
@@ -308,7 +305,7 @@ def _tree_nodes(fig: dict) -> int:
 
 
 def test_step_tree_nodes_follow_K_and_seed():
-    at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
     no_errors(at)
     tree = figure(at, "SpecTr-GBV")
     n = _tree_nodes(tree)
@@ -324,7 +321,7 @@ def test_step_tree_nodes_follow_K_and_seed():
 
 
 def test_step_reveal_and_compare_methods():
-    at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
     at.button(key="step_all").click().run()
     n_tests = at.session_state["step_pos"]
     assert n_tests >= 1
@@ -351,7 +348,7 @@ def test_step_reveal_and_compare_methods():
 # ------------------------------------------------------------------------------------------------
 
 def test_claims_on_the_gbv_preset():
-    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"}, interactive=True)
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
     no_errors(at)
     v = at.session_state["claims_verdicts"]
     assert v["Lossless"] == "fails here"
@@ -394,8 +391,7 @@ def test_real_model_pages_render(page):
 
 
 def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
-    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3},
-                   interactive=True)
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 24, "dec_K": 2, "dec_L": 3})
     no_errors(at)
     assert any("Generate" in i.value for i in at.info)
     at.button(key="dec_go").click().run()
@@ -429,15 +425,16 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     assert all(0 < x <= 1 for x in root.iloc[:2]) and pd.isna(root.iloc[-1])   # no draft, no root
 
 
-def test_live_decoder_by_default_draws_what_it_can_in_the_page(tiny_pair):
-    """The default chart mode after a generation: the acceptance bars and the draft tree are drawn in
-    the page, the time split (horizontal stacked bars, which the drawing refuses) is a Plotly chart."""
+def test_live_decoder_draws_its_three_charts_with_plotly(tiny_pair):
+    """After a generation: the acceptance bars and the time split, then the draft tree once its box is
+    opened, each a Plotly chart."""
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 12, "dec_K": 2, "dec_L": 3})
     at.button(key="dec_go").click().run()
+    no_errors(at)
+    titles = lambda: [f["layout"]["title"]["text"] for f in figures_json(at)]  # noqa: E731
+    assert [t.split(":")[0] for t in titles()] == ["Acceptance per draft position", "Where the time goes"]
     no_errors(open_box(at, "dec_tree_open"))
-    svgs = drawings(at)
-    assert [sum("Acceptance per draft position" in s for s in svgs), sum("Iteration 1:" in s for s in svgs)] == [1, 1]
-    assert ["Where the time goes" in c.proto.spec for c in at.get("plotly_chart")] == [True]
+    assert len(titles()) == 3 and titles()[2].startswith("Iteration 1:")
 
 
 def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
@@ -480,8 +477,7 @@ def test_live_decoder_drops_results_of_another_pair(tiny_pair):
 
 def test_sweeps_run_and_download(tiny_pair):
     at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1,
-                                             "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]},
-                   interactive=True)
+                                             "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"]})
     no_errors(at)
     at.text_input(key="sw_values_K").set_value("1, 2").run()
     at.button(key="sw_go").click().run()
@@ -491,8 +487,9 @@ def test_sweeps_run_and_download(tiny_pair):
     assert [t["name"] for t in lines] == ["BV", "RBV"] and all(list(t["x"]) == [1, 2] for t in lines)
     assert figure(at, "Speedup over the target alone")
     downloads = {b.proto.label for b in at.get("download_button")}
-    assert downloads == {"SVG", "Download all runs (CSV)", "Download summary and settings (JSON)"}
-    assert [b.proto.label for b in at.get("download_button")].count("SVG") == 2   # one per chart
+    assert downloads == {"SVG", "PNG", "Download all runs (CSV)", "Download summary and settings (JSON)"}
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels.count("SVG") == labels.count("PNG") == 2   # one each per chart
     at.text_input(key="sw_values_K").set_value("1, x").run()
     assert not at.exception and "whole numbers" in at.error[0].value
 
@@ -631,7 +628,7 @@ def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_agains
     links = _start_links()
     assert links["Why several drafts help"] == ("toy_lab", {"preset": "several-drafts", "section": "drafts"})
     page, query = links["Why several drafts help"]
-    at = open_page(f"pages/{page}.py", query=query, interactive=True)
+    at = open_page(f"pages/{page}.py", query=query)
     no_errors(at)
     from pages.ui.toy_config import LAB_SECTIONS
     assert at.session_state["lab_section"] == LAB_SECTIONS["drafts"]
@@ -642,7 +639,7 @@ def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_agains
     assert list(otv["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
     for label in ("The binary toy of the block-verification paper", "Is SpecTr-GBV lossless?"):
         page, query = links[label]
-        at = open_page(f"pages/{page}.py", query=query, interactive=True)
+        at = open_page(f"pages/{page}.py", query=query)
         no_errors(at)
         if page == "toy_lab":
             assert set(BEST) <= set(_lab_table(at)["method"])
@@ -714,7 +711,7 @@ def test_live_decoder_keeps_the_chosen_methods_across_a_pair_switch(tiny_pair, t
 
 
 def test_live_decoder_empty_comparison_gets_a_message_not_an_empty_chart(tiny_pair, monkeypatch):
-    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8}, interactive=True)
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
     at.button(key="dec_go").click().run()
     at.multiselect(key="dec_compare").set_value([]).run()
     no_errors(at)

@@ -222,86 +222,102 @@ def test_deep_link_first_goes_through_the_router(server, browser_page):
     (its navigation, not a list of files), and the preset is applied."""
     page = browser_page
     page.goto(f"{server}/claims?preset=gbv-lossless")
-    settle(page)
-    expect(drawn_charts(page)).to_have_count(3)
+    settle(page, 3)
+    expect(plotly_charts(page)).to_have_count(3)
     no_exception(page)
     nav = page.get_by_test_id("stSidebarNav").inner_text()
     assert "Start here" in nav and "toy lab" not in nav
     assert "Is SpecTr-GBV lossless" in page.inner_text("body")
 
 
-def drawn_charts(page):
-    """The charts drawn as SVG in the page (``pages.ui.charts``, the default: no Plotly script)."""
-    return page.get_by_test_id("stMarkdownContainer").locator("svg[role='img']")
+def plotly_charts(page):
+    """The Plotly charts Streamlit has drawn on the page (issue 24: every chart is one)."""
+    return page.locator("[data-testid='stPlotlyChart'] .js-plotly-plot")
 
 
-#: Whether this document has fetched Plotly's script (Streamlit's ``PlotlyChart`` chunk).
-LOADED_PLOTLY = "() => performance.getEntriesByType('resource').some(e => e.name.includes('PlotlyChart'))"
-
-#: (path, title, charts); by default every chart of these pages is drawn as SVG, and with
-#: ``?charts=interactive`` as a Plotly chart, except the start page's picture (always SVG)
+#: (path, title, charts): the pages whose charts show at first render, each a Plotly chart.  The live
+#: decoder's, the sweeps' and the leaderboard's charts show after a run: their end-to-end tests below
+#: wait for them as Plotly charts too.
 PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 1),
          ("claims", "SpecTr-GBV", 3)]
 
 
 @pytest.mark.parametrize("path,title,charts", PAGES)
 def test_page_loads_and_draws(server, browser_page, path, title, charts):
-    """Each page draws its charts as SVG and loads no Plotly script; with the link's
-    ``charts=interactive`` the same charts are Plotly charts."""
+    """Each page draws its charts as Plotly charts, with the slide style's fonts, and no SVG of its
+    own in the page; the start page's draft tree shows its nodes' details on hover."""
     page = browser_page
     page.goto(f"{server}/{path}")
-    settle(page)
+    settle(page, charts)
     no_exception(page)
     expect(heading(page, title)).to_have_count(1)
     assert "Start here" in page.get_by_test_id("stSidebarNav").inner_text()
-    expect(drawn_charts(page)).to_have_count(charts)
-    assert page.locator(".js-plotly-plot").count() == 0 and not page.evaluate(LOADED_PLOTLY)
-    if not path:    # the draft tree, drawn as SVG, with its marks' hover text
-        tree = page.get_by_test_id("stMarkdownContainer").locator("svg[role='img']")
-        expect(tree).to_have_count(1)
-        assert tree.locator("circle").count() >= 3 and tree.locator("polygon").count() >= 2
-        assert "p(token|parent)" in " ".join(tree.locator("title").all_text_contents())
+    expect(plotly_charts(page)).to_have_count(charts)
+    assert page.get_by_test_id("stMarkdownContainer").locator("svg[role='img']").count() == 0
+    assert page.get_by_test_id("stSidebar").get_by_role("switch", name="Interactive charts").count() == 0
+    ticks = plotly_charts(page).first.locator(".xtick text").first
+    assert float(ticks.evaluate("t => parseFloat(getComputedStyle(t).fontSize)")) >= 14
+    if not path:    # the draft tree: its node marks carry p, q and the acceptance quantities on hover
+        hover = page.evaluate("""() => {
+            const gd = document.querySelector('.js-plotly-plot');
+            return gd.data.flatMap(d => Array.isArray(d.hovertext) ? d.hovertext : []).join(' '); }""")
+        assert "p(token|parent)" in hover
     page.screenshot(path=str(SHOTS / f"{path or 'start'}.png"), full_page=True)
-    page.goto(f"{server}/{path}?charts=interactive")
-    plotly = 0 if not path else charts
-    settle(page, plotly)
-    no_exception(page)
-    assert page.locator(".js-plotly-plot").count() == plotly
-    expect(drawn_charts(page)).to_have_count(charts - plotly)
-    expect(page.get_by_test_id("stSidebar").get_by_role("switch", name="Interactive charts")).to_be_checked()
 
 
-def test_a_chart_downloads_as_svg(server, browser_page):
-    """Issue 12, item 8: the "SVG" button under a chart downloads that chart as an SVG drawing: the
-    start page's picture (drawn in the page) and a Plotly chart (rendered by Kaleido)."""
+def test_a_chart_downloads_as_svg_and_png(server, browser_page):
+    """Issue 12, item 8: the "SVG" and "PNG" buttons under a chart download that chart, laid out for
+    a slide, rendered by Kaleido."""
+    import struct
     import xml.etree.ElementTree as ET
 
-    from pages.ui import figures, inline_svg
-    page = browser_page
-    page.goto(f"{server}/")
-    settle(page)
-    with page.expect_download(timeout=120_000) as download:
-        page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
-    assert download.value.suggested_filename == "start_tree.svg"
-    root = ET.fromstring(Path(download.value.path()).read_bytes())
-    assert root.tag.endswith("svg") and root.get("width") == str(inline_svg.WIDTH)
-    assert "One iteration: K = " in " ".join(root.itertext())      # the start page's draft tree, as text
-    no_exception(page)
+    from pages.ui import figures
     if figures.export_browser() is None:
         pytest.skip("no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
-    page.goto(f"{server}/toy_lab?charts=interactive")
+    page = browser_page
+    for path, key, title in (("", "start_tree", "One iteration: K = "), ("toy_lab", "lab_bars", "Expected accepted tokens")):
+        page.goto(f"{server}/{path}")
+        settle(page, 1)
+        with page.expect_download(timeout=120_000) as download:
+            page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
+        assert download.value.suggested_filename == f"{key}.svg"
+        root = ET.fromstring(Path(download.value.path()).read_bytes())
+        assert root.tag.endswith("svg") and float(root.get("width")) == figures.SLIDE[0]
+        assert title in " ".join(root.itertext())
+        with page.expect_download(timeout=120_000) as download:
+            page.get_by_test_id("stDownloadButton").filter(has_text="PNG").first.click()
+        assert download.value.suggested_filename == f"{key}.png"
+        png = Path(download.value.path()).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">I", png[16:20])[0] == 2 * figures.SLIDE[0]
+        no_exception(page)
+
+
+def test_identical_series_are_named_so_and_a_legend_click_hides_one(server, browser_page):
+    """Issue 24: on the binary toy RBV and Traversal have the same E[τ] at every K.  The legend says so
+    ("RBV = Traversal here"), and a click on that entry hides RBV alone: Traversal, drawn over it,
+    dashed, stays (Plotly's own legend, in the page)."""
+    page = browser_page
+    page.goto(f"{server}/toy_lab?preset=binary-toy&methods=bv,rbv,traversal&section=drafts")
     settle(page, 1)
-    with page.expect_download(timeout=120_000) as download:
-        page.get_by_test_id("stDownloadButton").filter(has_text="SVG").first.click()
-    assert download.value.suggested_filename == "lab_bars.svg"
-    root = ET.fromstring(Path(download.value.path()).read_bytes())
-    assert "Expected accepted tokens" in " ".join(root.itertext())
+    no_exception(page)
+    expect(chart_titled(page, "against the number of drafts K")).to_have_count(1)
+    chart = plotly_charts(page).first
+    legend = chart.locator(".legend .traces")
+    entry = legend.filter(has=page.locator(".legendtext", has_text="RBV = Traversal here"))
+    expect(entry).to_have_count(1)
+    expect(legend.filter(has=page.locator(".legendtext", has_text="Traversal = RBV here"))).to_have_count(1)
+    visible = """(name) => { const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
+        const d = gd.data.find(t => t.name.startsWith(name)); return d.visible === undefined ? true : d.visible; }"""
+    assert page.evaluate(visible, "RBV") is True
+    entry.locator("rect.legendtoggle").click()
+    page.wait_for_function(f"() => ({visible})('RBV') === 'legendonly'", timeout=30_000)
+    assert page.evaluate(visible, "Traversal") is True and page.evaluate(visible, "BV") is True
     no_exception(page)
 
 
 def test_slider_updates_figure(server, browser_page):
     page = browser_page
-    page.goto(f"{server}/toy_lab?charts=interactive")
+    page.goto(f"{server}/toy_lab")
     settle(page, 1)
     before = figure_data(page, "Expected accepted tokens")
     assert before
@@ -324,50 +340,10 @@ def test_slider_updates_figure(server, browser_page):
     no_exception(page)
 
 
-#: The E[τ] of method ``name`` in the toy laboratory's chart drawn as SVG: its bar's tooltip reads
-#: "name", a newline, then "E[τ] = value" (``figures.expected_tau_bars``' hover text); null when absent.
-SVG_VALUE = """(name) => {
-    for (const t of document.querySelectorAll("[data-testid='stMarkdownContainer'] svg[role='img'] title")) {
-        const lines = t.textContent.split('\\n');
-        if (lines[0] === name && lines[1] && lines[1].startsWith('E[τ] = ')) return parseFloat(lines[1].slice(7));
-    }
-    return null; }"""
-
-
-def test_slider_updates_the_svg_chart_and_the_toggle_makes_it_interactive(server, browser_page):
-    """The default in a browser: a K change redraws the toy laboratory's chart, drawn as SVG, with the
-    new numbers, and the page never fetches Plotly's script; the sidebar's "Interactive charts" then
-    draws the same numbers as a Plotly chart, and the address says so."""
-    page = browser_page
-    page.goto(f"{server}/toy_lab")
-    settle(page)
-    before = page.evaluate(SVG_VALUE, "SpecTr")
-    assert before is not None and 0 < before < 2
-    thumb = page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
-    thumb.focus()
-    thumb.press("ArrowRight")               # K: 2 -> 3
-    page.wait_for_function(f"(old) => {{ const v = ({SVG_VALUE})('SpecTr'); return v !== null && v !== old; }}",
-                           arg=before, timeout=60_000)
-    settle(page)
-    after = page.evaluate(SVG_VALUE, "SpecTr")
-    assert after > before                   # a third draft helps SpecTr
-    assert "K=3" in page.url and "charts=" not in page.url
-    assert page.locator(".js-plotly-plot").count() == 0 and not page.evaluate(LOADED_PLOTLY)
-    no_exception(page)
-
-    rerun(page, lambda: page.get_by_test_id("stSidebar").get_by_text("Interactive charts").click())
-    settle(page, 1)
-    expect(drawn_charts(page)).to_have_count(0)
-    bars = figure_data(page, "Expected accepted tokens")
-    assert abs(next(d["y"][0] for d in bars if d["name"] == "SpecTr") - after) < 5e-7   # the tooltip's 6 places
-    assert "charts=interactive" in page.url and "K=3" in page.url
-    no_exception(page)
-
-
 def test_start_link_opens_preset(server, browser_page):
     page = browser_page
-    page.goto(f"{server}/?charts=interactive")
-    settle(page)                            # the start page draws its picture as SVG: no Plotly chart
+    page.goto(f"{server}/")
+    settle(page, 1)
     page.get_by_role("link", name="The binary toy of the block-verification paper").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1, timeout=120)
     assert "Binary toy" in page.inner_text("body")
@@ -384,7 +360,7 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
     page = browser_page
     sidebar = page.get_by_test_id("stSidebar")
     loaded = sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target")
-    page.goto(f"{server}/live_decoder?charts=interactive")
+    page.goto(f"{server}/live_decoder")
     settle(page, timeout=SLOW)              # the bundled pair (if trained) loads first: seconds on a CPU
     no_exception(page)
 
@@ -460,7 +436,7 @@ def fill_sweep(page, values: str, seeds: str) -> None:
 def test_edit_table_updates_results(server, browser_page):
     """Edit one probability in the sidebar table: the exact E[τ] figure follows."""
     page = browser_page
-    page.goto(f"{server}/toy_lab?charts=interactive")
+    page.goto(f"{server}/toy_lab")
     settle(page, 1)
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_text("Edit p and q (table)").click()
@@ -517,7 +493,7 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     n = len(steps) + len(tests)                      # 7: the page reveals steps and tests alike
 
     page = browser_page
-    page.goto(f"{server}/one_step?preset=binary-toy&charts=interactive")
+    page.goto(f"{server}/one_step?preset=binary-toy")
     settle(page, 1)
     no_exception(page)
     main = page.get_by_test_id("stMain")
@@ -588,7 +564,7 @@ def test_leaderboard_runs_a_tiny_sweep_and_opens_the_worst_instance(server, brow
     from pages.ui import figures
 
     page = browser_page
-    page.goto(f"{server}/leaderboard?charts=interactive")
+    page.goto(f"{server}/leaderboard")
     settle(page)
     no_exception(page)
     main = page.get_by_test_id("stMain")
@@ -671,7 +647,7 @@ def test_live_decoder_time_against_the_library(server, browser_page):
     rounds = []
     for _ in range(ROUNDS):
         # a fresh session: no "How it went" from the last round
-        page.goto(f"{server}/live_decoder?charts=interactive")
+        page.goto(f"{server}/live_decoder")
         outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target"))
         expect(page.get_by_label("Prompt")).to_have_value(prompt)   # retried: a rerun may be redrawing it
         expect(page.get_by_role("spinbutton", name="Seed")).to_have_value("0")
@@ -772,7 +748,7 @@ def test_live_decoder_methods_survive_a_pair_switch_and_an_empty_choice_says_so(
 
     first, second = make_tiny_pair(tmp_path / "first"), make_tiny_pair(tmp_path / "second")
     page = browser_page
-    page.goto(f"{server}/live_decoder?charts=interactive")
+    page.goto(f"{server}/live_decoder")
     settle(page, timeout=SLOW)
     load_local_pair(page, *first)
     set_number(page, page.get_by_label("New tokens"), "8")
@@ -806,7 +782,7 @@ def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(
 
     pair = make_tiny_pair(tmp_path / "pair")
     page = browser_page
-    page.goto(f"{server}/sweeps?charts=interactive")
+    page.goto(f"{server}/sweeps")
     settle(page, timeout=SLOW)
     load_local_pair(page, *pair)
     values = page.get_by_label("Values of K (comma-separated)")
@@ -842,7 +818,7 @@ def test_one_step_starts_hidden_and_new_drafts_hide_again(server, browser_page):
     """Item 6: a first visit and "New drafts" show nothing revealed and no count of the tests;
     "Reveal all" names it once the verification has ended."""
     page = browser_page
-    page.goto(f"{server}/one_step?preset=several-drafts&charts=interactive")
+    page.goto(f"{server}/one_step?preset=several-drafts")
     settle(page, 1)
     main = page.get_by_test_id("stMain")
     expect(chart_titled(page, "SpecTr-GBV: before the first test")).to_be_visible()
@@ -865,7 +841,7 @@ def test_start_links_show_the_best_rules_and_several_drafts_opens_e_tau_against_
     TD-optimal drawn; the binary toy opens with them chosen, and its configuration line names L once."""
     from pages.ui import figures, text, toy_config
     page = browser_page
-    page.goto(f"{server}/?charts=interactive")
+    page.goto(f"{server}/")
     settle(page)
     page.get_by_role("link", name="Why several drafts help").click()
     outcome(page, chart_titled(page, "against the number of drafts K"), charts=1)
@@ -875,7 +851,7 @@ def test_start_links_show_the_best_rules_and_several_drafts_opens_e_tau_against_
     assert {figures.short(m) for m in toy_config.BEST_METHODS} <= names
     no_exception(page)
 
-    page.goto(f"{server}/?charts=interactive")
+    page.goto(f"{server}/")
     settle(page)
     page.get_by_role("link", name="The binary toy of the block-verification paper").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1)
@@ -895,8 +871,7 @@ def test_raw_values_the_step_log_and_a_model_error(server, browser_page):
     error names the model."""
     page = browser_page
     page.add_init_script(DRAWN_TEXT)
-    page.goto(f"{server}/one_step?preset=binary-toy&K=3&method=otv&draft_seed=2&coin_seed=0&shown=7"
-              "&charts=interactive")
+    page.goto(f"{server}/one_step?preset=binary-toy&K=3&method=otv&draft_seed=2&coin_seed=0&shown=7")
     settle(page, 3)
     page.wait_for_function("() => (window.__drawn || []).some(d => d.text === 'T updated without 0')",
                            timeout=60_000)
@@ -932,7 +907,7 @@ def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, brows
 
     page = browser_page
     page.add_init_script(DRAWN_TEXT)
-    page.goto(f"{server}/leaderboard?charts=interactive")
+    page.goto(f"{server}/leaderboard")
     settle(page)
     rerun(page, lambda: page.get_by_test_id("stRadioGroup").get_by_text("Open a results folder").click())
     box = page.get_by_label(re.compile(r"^Results folder under "))

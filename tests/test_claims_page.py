@@ -23,7 +23,7 @@ def _text(at) -> str:
 
 
 def test_monotonicity_explains_best_of_k_and_timing_is_labelled_a_measurement():
-    at = open_page("pages/claims.py", query=DROPS, interactive=True)
+    at = open_page("pages/claims.py", query=DROPS)
     no_errors(at)
     mono = figure(at, "against the number of drafts K")
     best = next(t for t in mono["data"] if t.get("name") == figures.short("best_of_k_bv"))
@@ -39,7 +39,7 @@ def test_monotonicity_explains_best_of_k_and_timing_is_labelled_a_measurement():
 
 
 def test_every_chart_exports_and_the_commands_carry_temperature_and_models():
-    at = open_page("pages/claims.py", query={**DROPS, "T": "0.7"}, interactive=True)
+    at = open_page("pages/claims.py", query={**DROPS, "T": "0.7"})
     no_errors(at)
     charts = at.get("plotly_chart")
     assert len(charts) >= 3

@@ -202,7 +202,7 @@ def _run_page(state: dict):
     pytest.importorskip("streamlit")
     from tests.apptest import no_errors, open_page
 
-    at = open_page("pages/leaderboard.py", state={**LEADERBOARD, **state}, interactive=True)
+    at = open_page("pages/leaderboard.py", state={**LEADERBOARD, **state})
     at.button(key="lb_go").click().run()
     no_errors(at)
     return at
@@ -235,8 +235,7 @@ def test_the_leaderboard_connects_to_no_address_a_visitor_types(monkeypatch):
     pytest.importorskip("streamlit")
     from tests.apptest import open_page
 
-    at = open_page("pages/leaderboard.py", state={**LEADERBOARD, "lb_scheduler": "tcp://203.0.113.9:8786"},
-                   interactive=True)
+    at = open_page("pages/leaderboard.py", state={**LEADERBOARD, "lb_scheduler": "tcp://203.0.113.9:8786"})
     at.button(key="lb_go").click().run()
     assert not at.exception and len(at.error) == 1
     assert at.error[0].value.startswith("This app runs sweeps only on a scheduler on this machine")

@@ -1,7 +1,7 @@
 """Every chart of the app can be exported (issue 12 item 8): each goes on its page through
 ``pages.ui.charts.chart``, which gives the modebar's camera a PNG at three times the on-screen size
-(``figures.CHART_CONFIG``) and adds an "SVG" download rendered by Kaleido (``figures.image``), or
-through ``charts.picture`` (drawn as SVG in the page), with "SVG" and "PNG" downloads."""
+(``figures.CHART_CONFIG``) and adds "SVG" and "PNG" downloads at slide size, rendered by Kaleido
+(``figures.image``)."""
 from __future__ import annotations
 
 import ast
@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from pages.ui import figures
-from tests.apptest import drawings, open_page
+from tests.apptest import open_page
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted((ROOT / "pages").glob("*.py"))
 #: The one chart not drawn through ``charts.chart``: the live decoder's chart, redrawn in a
-#: placeholder while text streams (a placeholder holds one element, so no button under it).
+#: placeholder while text streams (a placeholder holds one element, so no button under it); it is
+#: drawn by ``charts.draw``, like every other.
 LIVE = {("live_decoder.py", "live_chart")}
 
 
@@ -28,43 +29,32 @@ def _calls(path: Path, name: str) -> list[ast.Call]:
 
 
 def test_every_chart_on_every_page_goes_through_the_export_helper():
-    direct = [f"{p.name}:{c.lineno}" for p in PAGES for c in _calls(p, "plotly_chart")
-              if (p.name, ast.unparse(c.func.value)) not in LIVE]
-    assert not direct, f"st.plotly_chart outside pages.ui.charts.chart: {direct}"
-    live = [c for p in PAGES for c in _calls(p, "plotly_chart")]
-    assert all(any(k.arg == "config" and ast.unparse(k.value) == "figures.CHART_CONFIG" for k in c.keywords)
-               for c in live)
-    with_charts = {p.name for p in PAGES for kind in ("chart", "picture")
-                   if [c for c in _calls(p, kind) if ast.unparse(c.func.value) == "charts"]}
+    """Only ``pages/ui/charts.py`` calls ``plotly_chart`` (``charts.draw``); every page with a chart
+    draws it with ``charts.chart``, the live decoder's streaming chart with ``charts.draw``."""
+    direct = [f"{p.name}:{c.lineno}" for p in PAGES for c in _calls(p, "plotly_chart")]
+    assert not direct, f"st.plotly_chart outside pages.ui.charts: {direct}"
+    ui = sorted((ROOT / "pages" / "ui").glob("*.py"))
+    assert [p.name for p in ui for _ in _calls(p, "plotly_chart")] == ["charts.py"]
+    with_charts = {p.name for p in PAGES if [c for c in _calls(p, "chart") if ast.unparse(c.func.value) == "charts"]}
     assert {"one_step.py", "claims.py", "live_decoder.py", "sweeps.py", "leaderboard.py", "toy_lab.py",
             "start.py"} <= with_charts
-    drawn = [p.name for p in PAGES if "inline_svg" in p.read_text(encoding="utf-8")]
-    assert not drawn, f"an SVG drawn outside pages.ui.charts.picture: {drawn}"
+    streamed = {(p.name, ast.unparse(c.args[0])) for p in PAGES for c in _calls(p, "draw")
+                if ast.unparse(c.func.value) == "charts"}
+    assert streamed == LIVE
 
 
-def test_the_start_picture_downloads_as_its_own_svg_and_as_png():
-    at = open_page("pages/start.py")
-    buttons = {b.proto.label: b.proto for b in at.get("download_button")}
-    assert {"SVG", "PNG"} <= set(buttons)
-    assert buttons["PNG"].disabled == (figures.export_browser() is None)
-    assert not buttons["SVG"].disabled                                # no browser needed: it is the drawing
-    [drawn] = drawings(at)
-    assert 'width="100%"' in drawn and "One iteration: K = " in drawn
-
-
-@pytest.mark.parametrize("page", ["pages/toy_lab.py", "pages/one_step.py"])
-def test_each_chart_has_its_svg_button_and_a_slide_sized_png(page):
-    at = open_page(page, interactive=True)
+@pytest.mark.parametrize("page", ["pages/start.py", "pages/toy_lab.py", "pages/one_step.py"])
+def test_each_chart_has_its_svg_and_png_buttons_and_the_camera_at_slide_scale(page):
+    at = open_page(page)
     charts = at.get("plotly_chart")
     assert charts
-    buttons = {b.proto.id: b for b in at.get("download_button")}
-    labels = [b.proto.label for b in at.get("download_button")]
-    assert labels.count("SVG") >= len(charts)
+    buttons = [b.proto for b in at.get("download_button") if b.proto.label in ("SVG", "PNG")]
+    assert [b.label for b in buttons].count("SVG") == [b.label for b in buttons].count("PNG") == len(charts)
     for c in charts:
         config = json.loads(c.proto.config)
         assert config["toImageButtonOptions"] == {"format": "png", "scale": 3, "filename": "speculative-decoding"}
-    assert all(b.proto.disabled == (figures.export_browser() is None) for b in buttons.values()
-               if b.proto.label == "SVG")
+        assert c.proto.theme == ""                    # the figure's own style (theme=None), not Streamlit's
+    assert all(b.disabled == (figures.export_browser() is None) for b in buttons)
 
 
 def test_svg_is_refused_in_one_sentence_without_a_browser(monkeypatch, tmp_path):
@@ -78,9 +68,9 @@ def test_svg_is_refused_in_one_sentence_without_a_browser(monkeypatch, tmp_path)
                     reason="no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
 def test_svg_is_a_vector_drawing_of_the_figure():
     fig = figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.25), (3, 1.5)], "sd": [(1, 0.5), (2, 0.6), (3, 0.7)]}, {}, current_K=2)
-    data = figures.image(fig, width=900)
+    data = figures.image(fig)
     root = ET.fromstring(data)
-    assert root.tag.endswith("svg") and float(root.get("width")) == 900
+    assert root.tag.endswith("svg") and float(root.get("width")) == figures.SLIDE[0]
     text = " ".join(t for t in root.itertext())
     assert fig.layout.title.text.split("<")[0].strip()[:20] in text       # the title, as text
     assert len(root.findall(".//{http://www.w3.org/2000/svg}path")) > 3   # drawn as paths, not pixels
@@ -88,11 +78,12 @@ def test_svg_is_a_vector_drawing_of_the_figure():
 
 @pytest.mark.skipif(figures.export_browser() is None,
                     reason="no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
-def test_png_is_three_times_the_asked_size():
-    """The "PNG" button of ``charts.picture``: a PNG at the modebar camera's scale (three)."""
+def test_png_is_a_slide_at_twice_its_size():
+    """The "PNG" button: the figure laid out at a slide's width, as tall as its layout, rendered at
+    ``PNG_SCALE`` (two) times that."""
     import struct
     fig = figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.25)]}, {})
-    data = figures.image(fig, "png", width=560, height=400)
+    data = figures.image(fig, "png")
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])                   # the IHDR chunk
-    assert (width, height) == (3 * 560, 3 * 400)
+    assert (width, height) == (2 * 1280, 2 * fig.layout.height)

@@ -75,3 +75,185 @@ def test_distribution_bars_keep_the_most_probable_tokens_and_the_outlined_one():
     assert outline["30"] == 3 and sum(outline.values()) == 3
     full = figures.traversal_step(p, q, T, "1", rejected=7, A=0.5, w=0.5, top=top)
     assert set(full.data[0].x) == {"39", "3", "12", "20", "7"}
+
+
+# ------------------------------------------------------------------------------------------------
+# The slide style (issue 24, item 2)
+# ------------------------------------------------------------------------------------------------
+
+#: Machado, Oliveira and Fernandes (2009), "A physiologically-based model for simulation of color
+#: vision deficiency", severity 1.0: linear-RGB matrices for protanopia, deuteranopia, tritanopia.
+MACHADO = {
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "tritanopia": [[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]],
+}
+
+
+def _lab(hex_color: str, matrix) -> np.ndarray:
+    """CIELAB (D65) of ``hex_color`` as seen through ``matrix`` (applied to linear sRGB)."""
+    srgb = np.array([int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    linear = np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+    linear = np.clip(np.asarray(matrix) @ linear, 0, 1)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+    t = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _closest_pair(colours, matrix) -> float:
+    labs = [_lab(c, matrix) for c in colours]
+    return min(float(np.linalg.norm(a - b)) for i, a in enumerate(labs) for b in labs[i + 1:])
+
+
+def test_rule_colours_are_the_palette_and_stay_apart_for_colour_blind_eyes():
+    """Every rule's colour is one of ``RULE_PALETTE``, each its own, and under each simulated
+    dichromacy no two are closer than 12 (CIELAB ΔE; about 2.3 is a just-noticeable difference).  The
+    colours before this palette fail it: under deuteranopia Traversal's teal and OTV's magenta were
+    1.1 apart, and the leaderboard's SpecTr-GBV red against OTV magenta was the complaint."""
+    from core.rules.registry import REGISTRY
+    colours = [cls.color for cls in REGISTRY.values()]
+    assert len(set(colours)) == len(colours) and set(colours) <= set(figures.RULE_PALETTE)
+    for name, matrix in MACHADO.items():
+        assert _closest_pair(colours, matrix) >= 12, name
+    before = ["#7f7f7f", "#1f77b4", "#2ca02c", "#bcbd22", "#d62728", "#9467bd", "#ff7f0e", "#00897b",
+              "#c51b7d", "#5e35b1", "#111111"]
+    assert _closest_pair(before, MACHADO["deuteranopia"]) < 2.3
+
+
+def _every_figure():
+    """One figure of each kind ``figures`` builds, from small made-up numbers."""
+    import pandas as pd
+
+    from core.analysis.sampling import draw_block
+    from core.rules.registry import get_verifier
+    from toy_models.presets import PRESETS
+
+    pr = PRESETS["binary-toy"]
+    block = draw_block(pr.draft.with_temperature(1.0), pr.target.with_temperature(1.0), 2, pr.L, 0)
+    verdict = get_verifier("bv").verify(block, np.random.default_rng(0))
+    sweep = pd.DataFrame({"method": ["bv"] * 3, "K": [1, 2, 3], "mean": [1.5, 1.6, 1.7], "lo": [1.2, 1.3, np.nan],
+                          "hi": [1.8, 1.9, np.nan], "n": [2, 2, 1]})
+    return [
+        figures.expected_tau_bars([{"method": "sd", "expected_accepted": 1.1, "fidelity_tv": 0.0}], {"lp_optimum": 1.2}),
+        figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.2)]}, {"acausal": [(1, 1.3), (2, 1.4)]}, current_K=2),
+        figures.coupling_heatmap([((0,), (1,))], [1.0], [{((0,), 1): 1.0}]),
+        figures.tau_histograms({"sd": [0.5, 0.5]}, {}, 10),
+        figures.draft_tree(block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra),
+        figures.residual_bars(np.array([0.5, 0.5]), np.array([0.3, 0.7]), np.array([0.0, 1.0]), 1, "∅", False),
+        figures.compare_methods_bar([{"method": "bv", "tau": 1, "expected_tau_given_drafts": 1.2}]),
+        figures.claim_values({"spectr_gbv": 1.3, "claimed_cic": 1.4}, "t", "E[τ]"),
+        figures.scaling_plot([2, 4, 8], [1e-5, 2e-5, 4e-5], 1.0),
+        figures.acceptance_per_position({"bv": [0.8, 0.5]}),
+        figures.time_split({"bv": {"draft": 1.0, "target": 2.0}}),
+        figures.sweep_lines(sweep, "K", "mean", "lo", "hi", runs="n"),
+        figures.score_boxes(pd.DataFrame({"method": ["bv", "sd"], "K": [2, 2], "s": [0.9, 0.8]}), "K", "s", "E/LP",
+                            ["bv", "sd"]),
+        figures.rule_scatter([0.9, 0.8], [0.95, 0.7], "sd", "bv", "E/LP", ["a", "b"], 1e-9),
+    ]
+
+
+def test_every_figure_has_the_slide_style_from_one_template():
+    """One template, registered once, on every figure: fonts readable on a 1280×720 slide (at least
+    14 px for ticks and the legend, 16 px for axis titles), and bar labels dropped rather than shrunk
+    below 12 px (hover then gives the value)."""
+    import plotly.io as pio
+    template = pio.templates["explorer"]
+    assert template.to_plotly_json() == figures.TEMPLATE.to_plotly_json()
+    layout = template.layout
+    assert layout.font.size >= 16 and layout.title.font.size >= 18 and layout.legend.font.size >= 14
+    for axis in (layout.xaxis, layout.yaxis):
+        assert axis.tickfont.size >= 14 and axis.title.font.size >= 16
+    assert (layout.uniformtext.mode, layout.uniformtext.minsize) == ("hide", figures.MIN_LABEL_SIZE)
+    assert figures.SLIDE == (1280, 720)
+    for fig in _every_figure():
+        assert fig.layout.template.layout.font.size == layout.font.size, fig.layout.title.text
+        assert fig.layout.template.layout.xaxis.tickfont.size == layout.xaxis.tickfont.size
+        # no figure sets a font of its own smaller than the template's smallest (13 px: the tree's labels)
+        sizes = [t.textfont.size for t in fig.data if getattr(t, "textfont", None) is not None and t.textfont.size]
+        assert all(s >= 13 for s in sizes), (fig.layout.title.text, sizes)
+
+
+def _binary_toy_curves(methods, Ks=(1, 2, 3, 4), L=2):
+    from core.analysis.exact import exact_analysis
+    from core.rules.registry import get_verifier
+    from toy_models.presets import PRESETS
+
+    pr = PRESETS["binary-toy"]
+    p, q = pr.draft.with_temperature(1.0), pr.target.with_temperature(1.0)
+    return {m: [(K, exact_analysis(get_verifier(m), p, q, K, L).expected_accepted) for K in Ks] for m in methods}
+
+
+def test_rbv_and_traversal_coincide_on_the_binary_toy_and_the_legend_says_so():
+    """On the binary toy (L = 2) RBV and Traversal have the same E[τ] at every K (to about 4e-16): the
+    legend says so for each, and Traversal, drawn over RBV, is dashed so that RBV's colour shows.
+    BV meets them at K = 1 only, so it stays as it is; so do the others."""
+    curves = _binary_toy_curves(["bv", "rbv", "traversal", "otv"])
+    rbv, trav = (np.array([v for _, v in curves[m]]) for m in ("rbv", "traversal"))
+    assert np.max(np.abs(rbv - trav)) <= 1e-12 and rbv[1] == pytest.approx(1.419753086419753, abs=1e-12)
+    fig = figures.tau_vs_K(curves, {})
+    assert figures.identical_groups(fig) == [[1, 2]]
+    names = [t.name for t in fig.data]
+    assert names == ["BV", "RBV = Traversal here", "Traversal = RBV here", "OTV"]
+    assert fig.data[1].line.dash is None and fig.data[2].line.dash == "dash"
+    assert fig.data[1].line.color == figures.color("rbv") and fig.data[2].line.color == figures.color("traversal")
+
+
+def test_series_that_differ_anywhere_or_lie_on_other_axes_are_not_marked():
+    fig = figures.tau_vs_K({"rbv": [(1, 1.0), (2, 1.5)], "traversal": [(1, 1.0), (2, 1.5 + 1e-9)],
+                            "otv": [(1, 1.0), (2, 1.5 + 1e-13)], "bv": [(1, 1.0), (3, 1.5)]}, {})
+    assert figures.identical_groups(fig) == [[0, 2]]                 # 1e-9 apart is a difference
+    assert [t.name for t in fig.data] == ["RBV = OTV here", "Traversal", "OTV = RBV here", "BV"]
+    empty = figures.rule_scatter([0.5, 0.6], [0.7, 0.8], "sd", "bv", "E/LP", ["a", "b"], 1e-9)
+    assert figures.identical_groups(empty) == []                     # two empty groups are not "identical"
+
+
+def test_value_labels_sit_at_the_foot_of_the_bars_below_every_bound():
+    """The E[τ] bars' labels are inside each bar at its foot, the lowest ``LABEL_BAND`` of the axis,
+    which no bound line crosses; with a bound that low the bars carry no labels (hover has them)."""
+    rows = [{"method": "sd", "expected_accepted": 10 / 9, "fidelity_tv": 0.0},
+            {"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0},
+            {"method": "spectr_gbv", "expected_accepted": 4 / 3, "fidelity_tv": 0.05}]
+    fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9})
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert [t.text[0] for t in bars] == ["1.1111", "1.2222", "1.3333"]
+    assert all(t.textposition == "inside" and t.insidetextanchor == "start" for t in bars)
+    top = fig.layout.yaxis.range[1]
+    lines = [t.y[0] for t in fig.data if t.type == "scatter"]
+    assert min(lines) > figures.LABEL_BAND * top
+    assert "E[τ] = %{y:.6f}" in bars[0].hovertemplate
+    assert bars[2].marker.pattern.shape == "/" and "(not lossless)" in bars[2].hovertemplate
+    low = figures.expected_tau_bars(rows, {"lp_optimum": 0.05})
+    assert all(t.text is None for t in low.data if t.type == "bar")
+
+
+def test_a_band_is_a_filled_area_in_its_series_legend_group():
+    """Issue 24, item 4: a confidence band is drawn as a filled area between its edges, no line and
+    no markers (Plotly's default for a short trace, the stray dots), no hover, no legend entry, in the
+    same legend group as its series, so that a click on the series hides the band too."""
+    import pandas as pd
+    df = pd.DataFrame({"method": ["bv"] * 4 + ["rbv"] * 4, "K": [1, 2, 3, 4] * 2,
+                       "mean": [1.5, 1.6, 1.7, 1.8, 1.4, 1.5, 1.6, 1.7],
+                       "lo": [1.2, 1.3, np.nan, 1.5, np.nan, np.nan, np.nan, np.nan],
+                       "hi": [1.8, 1.9, np.nan, 2.1, np.nan, np.nan, np.nan, np.nan]})
+    fig = figures.sweep_lines(df, "K", "mean", "lo", "hi")
+    bands = [t for t in fig.data if t.showlegend is False]
+    # BV: two stretches with an interval (K = 1-2, K = 4), each a lower and an upper edge; RBV: none
+    assert [(list(t.x), list(t.y), t.fill) for t in bands] == [
+        ([1, 2], [1.2, 1.3], None), ([1, 2], [1.8, 1.9], "tonexty"), ([4], [1.5], None), ([4], [2.1], "tonexty")]
+    for t in bands:
+        assert t.mode == "lines" and t.line.width == 0 and t.hoverinfo == "skip" and t.legendgroup == "bv"
+    series = {t.name: t for t in fig.data if t.showlegend is not False}
+    assert set(series) == {"BV", "RBV"} and series["BV"].legendgroup == "bv"
+    for i, t in enumerate(fig.data):                                 # each upper edge right after its lower
+        if t.fill == "tonexty":
+            assert fig.data[i - 1].legendgroup == t.legendgroup and fig.data[i - 1].fill is None
+
+
+def test_bounds_that_coincide_say_their_value_once():
+    rows = [{"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0}]
+    fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9, "greedy": 11 / 9})
+    assert [t.name for t in fig.data if t.type == "scatter"] == [
+        "LP optimum (best lossless verifier) = Greedy relaxation (upper bound) = 1.2222 here",
+        "Acausal coupling bound (unattainable) = 1.3333",
+        "Greedy relaxation (upper bound) = LP optimum (best lossless verifier) = 1.2222 here"]

@@ -43,14 +43,14 @@ def serial() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def swept():
     """The page after running the tiny sweep (shared: the cluster starts once)."""
-    at = open_page("pages/leaderboard.py", state=TINY, interactive=True)
+    at = open_page("pages/leaderboard.py", state=TINY)
     at.button(key="lb_go").click().run()
     no_errors(at)
     return at
 
 
 def test_the_page_renders_and_proposes_a_small_sweep():
-    at = open_page("pages/leaderboard.py", interactive=True)
+    at = open_page("pages/leaderboard.py")
     no_errors(at)
     assert at.title[0].value.startswith("Leaderboard")
     assert any("Run a sweep" in i.value for i in at.info)
@@ -109,15 +109,14 @@ def test_opening_an_instance_sets_the_toy_configuration_and_switches_to_the_lab(
     assert json.loads(ss["toy_json_p"]) == json.loads(second.draft)
     assert json.loads(ss["toy_json_q"]) == json.loads(second.target)
     assert "bv" in ss["toy_methods"]
-    # the session's "Interactive charts" (on since the fixture's first run) survives the switch
-    assert ss["interactive_charts"] and at.get("plotly_chart")
+    assert at.get("plotly_chart")
 
 
 def test_a_corrupt_or_missing_results_folder_is_one_sentence(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_RESULTS_ROOT", str(tmp_path))     # the page opens results there only
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
-    at = open_page("pages/leaderboard.py", state={"lb_source": "Open a results folder"}, interactive=True)
+    at = open_page("pages/leaderboard.py", state={"lb_source": "Open a results folder"})
     for path, message in [(bad, "is not a readable sweep results file"), (tmp_path / "missing", "No results at")]:
         at.text_input(key="lb_path").set_value(str(path)).run()
         at.button(key="lb_open").click().run()

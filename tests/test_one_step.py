@@ -26,7 +26,7 @@ def _verdict(method: str, K: int, seed: int, coin: int):
 
 
 def _page(method: str, K: int, seed: int, coin: int):
-    at = open_page("pages/one_step.py", query={"preset": "binary-toy"}, interactive=True)
+    at = open_page("pages/one_step.py", query={"preset": "binary-toy"})
     slider(at, "toy_K").set_value(K).run()
     at.selectbox(key="step_method").set_value(method).run()
     at.number_input(key="step_seed").set_value(seed).run()
@@ -129,7 +129,7 @@ def test_traversal_walk_reveals_tests_leaves_first():
 
 
 def test_every_method_is_hidden_until_the_ending():
-    at = open_page("pages/one_step.py", query={"preset": "several-drafts"}, interactive=True)
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
     at.button(key="step_all").click().run()
     assert figure(at, "same drafts")                  # all revealed: the comparison is there
     reveal(at, 0)

@@ -19,7 +19,7 @@ def _shown(at) -> int:
 
 
 def test_a_link_opens_the_step_it_names():
-    at = open_page("pages/one_step.py", query=STEP, interactive=True)
+    at = open_page("pages/one_step.py", query=STEP)
     no_errors(at)
     assert not at.warning
     assert at.selectbox(key="step_method").value == "spectr_gbv"
@@ -32,7 +32,7 @@ def test_a_link_opens_the_step_it_names():
 
 
 def test_a_refresh_restores_the_step_after_changes():
-    at = open_page("pages/one_step.py", query=STEP, interactive=True)
+    at = open_page("pages/one_step.py", query=STEP)
     at.number_input(key="step_coin").set_value(4).run()
     at.selectbox(key="step_method").set_value("bv").run()
     reveal(at, 0)
@@ -41,7 +41,7 @@ def test_a_refresh_restores_the_step_after_changes():
     assert (url["method"], url["coin_seed"], url["draft_seed"], url["shown"]) == ("bv", "4", "5", "0")
     assert figure(at, "before the first test")
     drafts = at.dataframe[0].value["tokens"].tolist()
-    again = open_page("pages/one_step.py", query=url, interactive=True)                  # the refresh: a new session
+    again = open_page("pages/one_step.py", query=url)                  # the refresh: a new session
     no_errors(again)
     assert again.selectbox(key="step_method").value == "bv"
     assert again.number_input(key="step_coin").value == 4
@@ -59,7 +59,7 @@ def test_a_reveal_position_beyond_the_tests_shows_them_all_and_a_bad_method_is_n
 
 
 def test_the_step_page_exports_charts_and_gives_its_command_line():
-    at = open_page("pages/one_step.py", query={**STEP, "shown": "999"}, interactive=True)
+    at = open_page("pages/one_step.py", query={**STEP, "shown": "999"})
     no_errors(at)
     charts = at.get("plotly_chart")
     assert len(charts) >= 3

@@ -39,7 +39,7 @@ class Verifier:
     name: ClassVar[str]     # registry key and command-line name, e.g. "bv"
     short: ClassVar[str]    # legend name, e.g. "BV"
     label: ClassVar[str]    # what the short name stands for, never repeating it: "block verification"
-    color: ClassVar[str]    # "#rrggbb", the rule's colour on every page; unique across rules
+    color: ClassVar[str]    # "#rrggbb", the rule's colour on every page: unique, colour-blind safe (docs/app.md)
     summary: ClassVar[str]  # one sentence saying what the rule does
     source: ClassVar[str]   # where it comes from: paper(s), or "derived in this project"
 

@@ -235,7 +235,7 @@ class BestOfKBV(Verifier):
     name = "best_of_k_bv"
     short = "Best-of-K+BV"
     label = "best draft by q/p ranks, then BV"
-    color = "#ff7f0e"  # orange
+    color = "#e69f00"  # orange
     summary = ("Select the best of the K drafts by q/p ranks, then run block verification on it, "
                "with the law of the selected draft as p.")
     source = "after Thomas & Pal 2026 (greedy multi-path block verification), reconstructed"

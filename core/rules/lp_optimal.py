@@ -37,7 +37,7 @@ class LPOptimal(Verifier):
     name = "lp_optimal"
     short = "LP-optimal"
     label = "samples the optimal LP plan"
-    color = "#111111"  # black
+    color = "#000000"  # black
     summary = ("The best lossless verifier for K i.i.d. drafts, solved as a linear program "
                "(toy models only); its E[τ] is the LP optimum.")
     source = ("Optimal lossless verifier: linear program over draft multisets and outputs "

@@ -128,7 +128,7 @@ class OTV(TraversalVerifier):
     name = "otv"
     short = "OTV"
     label = "ordered traversal verification"
-    color = "#c51b7d"  # magenta
+    color = "#882255"  # wine
     summary = ("Traversal verification that visits each node's children best first by q/p, using the "
                "exact law of the best of the remaining drafts, or the first draft first where that "
                "accepts more.")

@@ -171,7 +171,7 @@ class SpecTrGBV(Verifier):
     name = "spectr_gbv"
     short = "SpecTr-GBV"
     label = "as released"
-    color = "#d62728"  # red
+    color = "#cc6677"  # rose
     summary = ("K drafts with block-level acceptance probabilities built from C(s) = q(s)·[1 − (1 − m(s))^K], "
                "as released; its claims are measured on the Claims page.")
     source = "Lin, Sheng, Cai, Zhou 2026"

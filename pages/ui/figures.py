@@ -1,48 +1,98 @@
-"""Every Plotly figure of the explorer, in one place.
+"""Every Plotly figure of the explorer, in one place, in one slide-ready style.
 
-One colour per method on every page (``color``, read from the rule's own class), one line style per
-bound (``BOUND_STYLE``).
+The style is set here once: ``TEMPLATE`` (fonts sized for a 1280×720 slide, ``SLIDE``), which
+``_layout`` gives every figure, so what the page shows is what an export shows.  One colour per
+method on every page (``color``, read from the rule's own class, from a colour-blind-safe palette,
+``RULE_PALETTE``) and one marker per method (``symbol``), one grey line style per bound
+(``BOUND_STYLE``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
+in the legend, the one drawn on top dashed, rather than one hidden under the other.
 Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
 computes an algorithm: the numbers come from ``core``.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from core.analysis.exact import LOSSLESS_TOL
 from core.rules.registry import REGISTRY
 
 # ------------------------------------------------------------------------------------------------
-# Colours and names
+# The style: one template, colours, markers and names
 # ------------------------------------------------------------------------------------------------
+
+#: The slide every chart is laid out for (px): an export is this wide (``image``), and the fonts
+#: below stay readable at this size, from the back of a lecture room.
+SLIDE = (1280, 720)
+#: Font sizes (px): the body and hover text, tick labels, the legend, axis titles, the figure's title.
+FONT_SIZE, TICK_SIZE, LEGEND_SIZE, AXIS_TITLE_SIZE, TITLE_SIZE = 16, 15, 15, 17, 20
+#: A value label smaller than this is not drawn (``uniformtext``): hover gives the value instead.
+MIN_LABEL_SIZE = 12
+
+#: Paul Tol's "muted" scheme (https://personal.sron.nl/~pault/, "Colour schemes"): nine colours that
+#: stay distinct with every common colour-vision deficiency; with black and Okabe and Ito's orange
+#: (of the colours tried, the one that kept the eleven nearly as far apart, simulated, as Tol's nine),
+#: the rules' palette: every rule's ``color`` (``core/rules/*.py``) is one of these, each its own
+#: (``tests/test_figures.py`` simulates the three kinds of colour blindness on them).
+TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499")
+RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00")
+
+# White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
+# itself carries defaults for every trace type, and building it imported about 140 more modules on
+# the start page's first run (0.3 s) and put 10 kB more into every chart sent to the browser.
+_AXIS = dict(gridcolor="#e5e9f0", linecolor="#c9ced6", zerolinecolor="#c9ced6", zerolinewidth=2, ticks="",
+             automargin=True, title=dict(font=dict(size=AXIS_TITLE_SIZE), standoff=12), tickfont=dict(size=TICK_SIZE))
+TEMPLATE = go.layout.Template(layout=dict(
+    paper_bgcolor="white", plot_bgcolor="white", hovermode="closest",
+    font=dict(family="Open Sans, Arial, sans-serif", size=FONT_SIZE, color="#222222"),
+    title=dict(font=dict(size=TITLE_SIZE)),
+    legend=dict(font=dict(size=LEGEND_SIZE)),
+    hoverlabel=dict(font=dict(size=FONT_SIZE - 2), align="left"),
+    colorway=list(TOL_MUTED),
+    uniformtext=dict(minsize=MIN_LABEL_SIZE, mode="hide"),
+    xaxis=_AXIS, yaxis=_AXIS,
+))
+#: Registered once, by name: every figure of ``figures`` uses it (``_layout``); so can a notebook.
+pio.templates["explorer"] = TEMPLATE
 
 #: The one series that is not a rule: the target model decoding alone (the speedup baseline).
 #: Every rule's colour and short name are its own class attributes (``core.rules.base.Verifier``).
 _BASELINE = {"autoregressive": ("#444444", "Target alone")}
 
-#: Bounds: (legend name, colour, dash).
+#: One marker per series, in the registry's order, so that lines tell the rules apart without colour
+#: too (a print in black and white, a projector that washes colours out).
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "pentagon",
+           "hexagon", "star-triangle-up")
+
+#: Bounds: (legend name, colour, dash): greys, so that colour always means a rule; the dash tells
+#: them apart.
 BOUND_STYLE: dict[str, tuple[str, str, str]] = {
-    "lp_optimum": ("LP optimum (best lossless verifier)", "#111111", "solid"),
-    "acausal": ("Acausal coupling bound (unattainable)", "#17becf", "dash"),
-    "claimed_cic": ("Claimed E_CIC (SpecTr-GBV paper)", "#e377c2", "dot"),
-    "greedy": ("Greedy relaxation (upper bound)", "#8c564b", "dashdot"),
+    "lp_optimum": ("LP optimum (best lossless verifier)", "#000000", "solid"),
+    "acausal": ("Acausal coupling bound (unattainable)", "#555555", "dash"),
+    "claimed_cic": ("Claimed E_CIC (SpecTr-GBV paper)", "#555555", "dot"),
+    "greedy": ("Greedy relaxation (upper bound)", "#888888", "dashdot"),
 }
 
+#: The draft tree's nodes: Okabe and Ito's bluish green and vermillion for accepted and rejected (a
+#: pair that red-green colour blindness keeps apart; rejected nodes are crosses as well).
 STATUS_COLORS = {
-    "accepted": "#2ca02c", "passed": "#98df8a", "rejected": "#d62728", "untested": "#c7c7c7",
-    "root": "#444444", "extra": "#ffbf00", "current": "#1f77b4",
+    "accepted": "#009e73", "passed": "#99d8c9", "rejected": "#d55e00", "untested": "#c7c7c7",
+    "root": "#444444", "extra": "#ffbf00", "current": "#0072b2",
 }
 
-#: ``st.plotly_chart(fig, config=CHART_CONFIG)`` for every chart: the modebar's camera button saves a
-#: PNG at three times the on-screen size (about 2,000 px wide: slide resolution).
+#: ``st.plotly_chart(fig, config=CHART_CONFIG)`` for every chart (``charts.draw``): the modebar's
+#: camera button saves a PNG at three times the on-screen size (about 2,000 px wide: slide resolution).
 CHART_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3, "filename": "speculative-decoding"},
                 "displaylogo": False}
+#: An exported PNG (``image``) is this many times ``SLIDE``'s width: sharp on a high-density screen.
+PNG_SCALE = 2
 
 
 #: Where ``image`` looks for a Chrome or Chromium when ``BROWSER_PATH`` is not set.
@@ -60,16 +110,16 @@ def export_browser() -> str | None:
     return next((found for name in BROWSERS if (found := shutil.which(name))), None)
 
 
-def image(fig: go.Figure, fmt: str = "svg", width: int = 1200, height: int | None = None) -> bytes:
-    """The figure as an SVG file (vector: sharp at any slide size), ``width`` px wide and as tall as
-    its layout says (else 600 px); with ``fmt="png"``, a PNG of three times that size.
+def image(fig: go.Figure, fmt: str = "svg", width: int = SLIDE[0], height: int | None = None) -> bytes:
+    """The figure as an SVG file (vector: sharp at any slide size), ``width`` px wide (a slide's) and
+    as tall as its layout says (else a slide's height); with ``fmt="png"``, a PNG of ``PNG_SCALE``
+    times that size.
 
-    Plotly.js's modebar downloads one format only (``CHART_CONFIG``: PNG), so the SVG is rendered
-    here by Kaleido, Plotly's own static-image exporter, which drives a headless Chrome or Chromium
-    (``export_browser``).  Kaleido's browser is started on the first export and kept for the
-    process (about 0.25 s an export after that, about 3 s for the first).  Exports are serialized.
-    The PNG is for a figure drawn without Plotly in the page (``charts.picture``), whose modebar
-    camera is not there."""
+    Plotly.js's modebar downloads one format only (``CHART_CONFIG``: a PNG of the chart as shown), so
+    the slide-sized exports are rendered here by Kaleido, Plotly's own static-image exporter, which
+    drives a headless Chrome or Chromium (``export_browser``).  Kaleido's browser is started on the
+    first export and kept for the process (about 0.25 s an export after that, about 3 s for the
+    first).  Exports are serialized."""
     import warnings
 
     import kaleido
@@ -84,8 +134,8 @@ def image(fig: go.Figure, fmt: str = "svg", width: int = 1200, height: int | Non
         if not _EXPORT_SERVER:
             kaleido.start_sync_server(silence_warnings=True)
             _EXPORT_SERVER.append(True)
-        return fig.to_image(format=fmt, width=width, height=height or fig.layout.height or 600,
-                            scale=CHART_CONFIG["toImageButtonOptions"]["scale"] if fmt == "png" else None)
+        return fig.to_image(format=fmt, width=width, height=height or fig.layout.height or SLIDE[1],
+                            scale=PNG_SCALE if fmt == "png" else None)
 
 
 def color(method: str) -> str:
@@ -98,13 +148,29 @@ def short(method: str) -> str:
     return _BASELINE[method][1] if method in _BASELINE else REGISTRY[method].short
 
 
-def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: int = 420) -> go.Figure:
-    """Title on top, legend at the very bottom of the figure (below the x-axis title, never on it);
-    axis titles ``x`` and ``y`` on every axis ("" clears them, None leaves them as they are)."""
+def symbol(method: str) -> str:
+    """The method's marker, the same on every page (``SYMBOLS``, in the registry's order)."""
+    return "circle-open" if method in _BASELINE else SYMBOLS[list(REGISTRY).index(method) % len(SYMBOLS)]
+
+
+#: Height of one legend row, and the width of one character of the legend's font (px, an average).
+_LEGEND_ROW_PX, _LEGEND_CHAR_PX = LEGEND_SIZE + 11, LEGEND_SIZE * 0.55
+
+
+def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: int = 420,
+            series: bool = True) -> go.Figure:
+    """The house style (``TEMPLATE``), series that coincide marked (``mark_identical``; not in a
+    diagram, ``series=False``, whose marks are meant to overlap), the title on top, the legend at the
+    very bottom of the figure (below the x-axis title, never on it); axis titles ``x`` and ``y`` on
+    every axis ("" clears them, None leaves them as they are)."""
+    if series:
+        mark_identical(fig)
     rows = _legend_rows(fig)
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
-                      height=height + 24 * rows,
-                      margin=dict(l=60, r=20, t=84 if "<br>" in (title or "") else 64, b=64 + 24 * rows),
+    fig.update_layout(template="explorer",
+                      title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top", pad=dict(l=12)),
+                      height=height + _LEGEND_ROW_PX * rows,
+                      margin=dict(l=70, r=24, t=96 if "<br>" in (title or "") else 72,
+                                  b=70 + _LEGEND_ROW_PX * rows),
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0,
                                   x=0.0, xanchor="left"))
     if x is not None:   # None leaves the axes' own titles (the panels of ``tau_histograms``)
@@ -114,8 +180,9 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
     return fig
 
 
-def _legend_rows(fig: go.Figure, width_px: int = 640) -> int:
-    """How many rows the horizontal legend takes (an estimate from the names' lengths)."""
+def _legend_rows(fig: go.Figure, width_px: int = 760) -> int:
+    """How many rows the horizontal legend takes in a chart ``width_px`` wide (an estimate from the
+    names' lengths: a swatch and a gap are about six characters)."""
     names = []
     for t in fig.data:
         if t.showlegend is False or not t.name or t.name in names:
@@ -123,8 +190,72 @@ def _legend_rows(fig: go.Figure, width_px: int = 640) -> int:
         names.append(t.name)
     if not names:
         return 0
-    chars = sum(len(n) + 8 for n in names)
-    return max(1, -(-chars * 7 // width_px))
+    chars = sum(len(n) + 6 for n in names)
+    return max(1, -(-int(chars * _LEGEND_CHAR_PX) // width_px))
+
+
+# ------------------------------------------------------------------------------------------------
+# Series that coincide
+# ------------------------------------------------------------------------------------------------
+
+#: Two series coincide when their y values differ by at most this much at every x (relative to 1 or
+#: to the value, whichever is larger): far below what a chart can show, far above float64 round-off
+#: on these numbers.
+SAME_TOL = 1e-12
+#: The dash of the second, third, … series of a group that coincide: drawn over the first, each lets
+#: the ones below show through.
+_OVER_DASH = ("dash", "dot", "dashdot", "longdash")
+
+
+def _points(trace) -> tuple | None:
+    """A line or marker series' (axes, x, y) for comparison, or None for any other trace (bars,
+    text, a series without a legend entry: a band, an edge of a tree)."""
+    if trace.type != "scatter" or trace.showlegend is False or not trace.name or trace.x is None \
+            or trace.y is None or not len(trace.x) or (trace.mode or "lines").replace("text", "").strip("+") == "":
+        return None
+    y = np.asarray([np.nan if v is None else v for v in trace.y], dtype=np.float64)
+    return (trace.xaxis or "x", trace.yaxis or "y"), tuple(trace.x), y
+
+
+def identical_groups(fig: go.Figure) -> list[list[int]]:
+    """The series of ``fig`` that draw the same points, as groups of trace indices in drawing order
+    (two or more each): lines or markers on the same axes, at the same x, whose y agree within
+    ``SAME_TOL`` everywhere (gaps in the same places).  One drawn exactly over another would hide it."""
+    points = {i: p for i, t in enumerate(fig.data) if (p := _points(t)) is not None}
+    groups: list[list[int]] = []
+    grouped: set[int] = set()
+    for i, (axes, x, y) in points.items():
+        if i in grouped:
+            continue
+        group = [i]
+        for j, (axes_j, x_j, y_j) in points.items():
+            if j <= i or j in grouped or axes_j != axes or x_j != x or y_j.shape != y.shape:
+                continue
+            gaps = np.isnan(y)
+            if (gaps == np.isnan(y_j)).all() and np.all(
+                    np.abs(y[~gaps] - y_j[~gaps]) <= SAME_TOL * np.maximum(1.0, np.abs(y[~gaps]))):
+                group.append(j)
+        if len(group) > 1:
+            groups.append(group)
+            grouped.update(group)
+    return groups
+
+
+def mark_identical(fig: go.Figure) -> go.Figure:
+    """Say in the legend which series coincide ("RBV = Traversal here", each keeping its own entry,
+    which hides it alone), and dash every one drawn over another, so that all their colours show.
+    A value the names end with, the same in each ("LP optimum = 1.2222"), is said once, at the end."""
+    for group in identical_groups(fig):
+        names = [fig.data[i].name for i in group]
+        value = re.search(r" = [-+0-9.e]+$", names[0])
+        value = value.group() if value and all(n.endswith(value.group()) for n in names) else ""
+        names = [n[:len(n) - len(value)] for n in names]
+        for k, i in enumerate(group):
+            trace = fig.data[i]
+            trace.name = " = ".join([names[k]] + names[:k] + names[k + 1:]) + value + " here"
+            if k:
+                trace.line.dash = _OVER_DASH[(k - 1) % len(_OVER_DASH)]
+    return fig
 
 
 def tokens_str(node: Sequence[int], text: Callable[[int], str] | None = None) -> str:
@@ -142,30 +273,52 @@ def tokens_str(node: Sequence[int], text: Callable[[int], str] | None = None) ->
 # Toy laboratory
 # ------------------------------------------------------------------------------------------------
 
+#: A value label inside a bar sits at its foot, in the lowest ``LABEL_BAND`` of the y-axis: a bound
+#: line that low would cross it, so then the bars carry no labels (hover gives every value).
+LABEL_BAND = 0.15
+
+
+def _ink(fill: str) -> str:
+    """Black or white, whichever reads better on ``fill`` (#rrggbb; WCAG's relative luminance)."""
+    rgb = [int(fill.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    lum = sum(w * (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4)
+              for w, c in zip((0.2126, 0.7152, 0.0722), rgb))
+    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
+
+
 def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None]) -> go.Figure:
     """Bars: exact E[τ] per method; horizontal lines: the bounds that could be computed.
 
+    Each bar's value is written inside it at its foot, where no bound line passes (every bound is
+    at least the LP optimum, far above the foot; else no labels, ``LABEL_BAND``), and dropped where
+    it does not fit the bar (``TEMPLATE``'s ``uniformtext``); hover always gives it, to six places.
+
     rows: dicts with keys method, expected_accepted, fidelity_tv."""
     fig = go.Figure()
+    lines = [v for v in bounds.values() if v is not None and np.isfinite(v)]
+    top = max([r["expected_accepted"] for r in rows] + lines + [0.1]) * 1.08
+    labelled = all(v >= LABEL_BAND * top for v in lines)
     for r in rows:
         lossy = r["fidelity_tv"] > LOSSLESS_TOL
         fig.add_trace(go.Bar(
             x=[short(r["method"])], y=[r["expected_accepted"]], name=short(r["method"]), showlegend=False,
-            marker=dict(color=color(r["method"]), pattern_shape="/" if lossy else ""),
-            text=[f"{r['expected_accepted']:.4f}" + (" ⚠ lossy" if lossy else "")],
-            textposition="outside",
+            marker=dict(color=color(r["method"]), pattern=dict(shape="/" if lossy else "", fillmode="overlay",
+                                                                   solidity=0.2)),
+            text=[f"{r['expected_accepted']:.4f}"] if labelled else None,
+            textposition="inside", insidetextanchor="start", textangle=0,
+            insidetextfont=dict(color=_ink(color(r["method"]))),
             hovertemplate=(f"{short(r['method'])}<br>E[τ] = %{{y:.6f}}<br>"
-                           f"fidelity error (TV) = {r['fidelity_tv']:.2e}<extra></extra>")))
+                           f"fidelity error (TV) = {r['fidelity_tv']:.2e}"
+                           f"{' (not lossless)' if lossy else ''}<extra></extra>")))
     for key, value in bounds.items():
         if value is None or not np.isfinite(value):
             continue
         name, col, dash = BOUND_STYLE[key]
         fig.add_trace(go.Scatter(
             x=[short(r["method"]) for r in rows], y=[value] * len(rows), mode="lines",
-            name=f"{name} = {value:.4f}", line=dict(color=col, dash=dash, width=2),
+            name=f"{name} = {value:.4f}", line=dict(color=col, dash=dash, width=2.5),
             hovertemplate=f"{name}: {value:.6f}<extra></extra>"))
-    top = max([r["expected_accepted"] for r in rows] + [v for v in bounds.values() if v is not None and np.isfinite(v)] + [0.1])
-    fig.update_yaxes(range=[0, top * 1.12])
+    fig.update_yaxes(range=[0, top])
     return _layout(fig, "Expected accepted tokens per iteration E[τ] (exact), with bounds",
                    "method (hatched = not lossless)", "E[τ] (exact)", height=440)
 
@@ -180,7 +333,8 @@ def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
             continue
         ks, vals = zip(*pts)
         fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=short(method),
-                                 line=dict(color=color(method), width=2.5),
+                                 line=dict(color=color(method), width=3),
+                                 marker=dict(symbol=symbol(method), size=10),
                                  hovertemplate=f"{short(method)}<br>K = %{{x}}<br>E[τ] = %{{y:.5f}}<extra></extra>"))
     for key, pts in bounds.items():
         if not pts:
@@ -188,8 +342,8 @@ def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
         ks, vals = zip(*pts)
         name, col, dash = BOUND_STYLE[key]
         fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=name,
-                                 marker=dict(symbol="diamond-open", size=8),
-                                 line=dict(color=col, dash=dash, width=2),
+                                 marker=dict(symbol="diamond-open", size=10),
+                                 line=dict(color=col, dash=dash, width=2.5),
                                  hovertemplate=f"{name}<br>K = %{{x}}<br>%{{y:.5f}}<extra></extra>"))
     if current_K is not None:
         fig.add_vline(x=current_K, line=dict(color="#999999", dash="dot", width=1))
@@ -319,6 +473,11 @@ def _free_row(y: float, taken: Sequence[float]) -> float:
     return next((c for c in candidates if all(abs(c - t) >= 0.5 for t in taken)), y - 0.5)
 
 
+#: A row of the draft tree (px): the extra token can sit half a row from a node (``_free_row``), and
+#: half a row must clear a node (``_TREE_NODE_PX``), so ``height`` is at least what the rows need.
+_TREE_ROW_PX, _TREE_NODE_PX = 96, 28
+
+
 def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra: int | None = None,
                title: str = "Draft tree", token_text: Callable[[int], str] | None = None,
                height: int | None = None, current: tuple[int, ...] | None = None) -> go.Figure:
@@ -329,7 +488,8 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
     H), grey = not tested.  A blue ring marks ``current`` (by default the latest test revealed, while
     some are still hidden).  When the whole trace is shown, the accepted path is drawn thick and the
     extra token hangs off its end as a gold star at depth τ + 1.  Each branch is labelled with the
-    drafts that take it; hover shows p, q and the method's quantities.
+    drafts that take it; hover shows p, q and the method's quantities.  ``height`` (px) is a
+    minimum: the figure is as tall as its rows need (``_TREE_ROW_PX``).
     """
     nodes = block.nodes()
     pos = _tree_positions(nodes)
@@ -372,7 +532,7 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
     if mids:
         fig.add_trace(go.Scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="text",
                                  text=[m[2] for m in mids], textposition="top center",
-                                 textfont=dict(size=10, color="#666666"), hovertext=[m[3] for m in mids],
+                                 textfont=dict(size=TICK_SIZE - 2, color="#555555"), hovertext=[m[3] for m in mids],
                                  hoverinfo="text", showlegend=False, name="drafts on each branch"))
     quantities = trace.quantities if trace is not None else {}
 
@@ -404,18 +564,19 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
         fig.add_trace(go.Scatter(
             x=[pos[s][0] for s in members], y=[pos[s][1] for s in members], mode="markers+text",
             name=names[key], customdata=[tokens_str(s, token_text) for s in members],
-            marker=dict(size=30, color=STATUS_COLORS[key], symbol="x" if key == "rejected" else "circle",
+            marker=dict(size=_TREE_NODE_PX, color=STATUS_COLORS[key], symbol="x" if key == "rejected" else "circle",
                         line=dict(width=1, color="#333333")),
             text=["∅" if not s else (token_text(s[-1]) if token_text else str(s[-1])) for s in members],
             textposition="middle center" if token_text is None or key == "root" else "top center",
             textfont=dict(color="white" if key in ("root", "accepted", "rejected") and
-                          (token_text is None or key == "root") else "black", size=13 if token_text is None else 11),
+                          (token_text is None or key == "root") else "black",
+                          size=FONT_SIZE if token_text is None else TICK_SIZE - 2),
             hovertext=[hover(s) for s in members], hoverinfo="text"))
     if current is not None and tuple(current) in pos:
         cx, cy = pos[tuple(current)]
         fig.add_trace(go.Scatter(
             x=[cx], y=[cy], mode="markers", name="blue ring: the latest step revealed",
-            marker=dict(size=38, color="rgba(0,0,0,0)", line=dict(width=4, color=STATUS_COLORS["current"])),
+            marker=dict(size=_TREE_NODE_PX + 8, color="rgba(0,0,0,0)", line=dict(width=4, color=STATUS_COLORS["current"])),
             hoverinfo="skip"))
     if complete and accepted is not None and extra is not None:
         ax, ay = pos[tuple(accepted)]
@@ -425,8 +586,8 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
                                  hoverinfo="skip", showlegend=False))
         fig.add_trace(go.Scatter(
             x=[ex_x], y=[ex_y], mode="markers+text", name="extra token (correction or bonus)",
-            marker=dict(size=34, color=STATUS_COLORS["extra"], symbol="star", line=dict(width=1, color="#333")),
-            text=[token_text(extra) if token_text else str(extra)], textfont=dict(size=13 if token_text is None else 11),
+            marker=dict(size=_TREE_NODE_PX + 4, color=STATUS_COLORS["extra"], symbol="star", line=dict(width=1, color="#333")),
+            text=[token_text(extra) if token_text else str(extra)], textfont=dict(size=FONT_SIZE if token_text is None else TICK_SIZE - 2),
             textposition="middle center" if token_text is None else "bottom center",
             hovertext=[f"extra token y = {token_text(extra) if token_text else extra}, at depth {depth}"],
             hoverinfo="text"))
@@ -436,7 +597,7 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
                      showgrid=False, zeroline=False)
     fig.update_yaxes(visible=False, range=[-1.0, n_leaves - 0.2])
     fig = _layout(fig, title, "depth (tokens into the block)", None,
-                  height=height or max(280, 60 * n_leaves + 170))
+                  height=max(height or 0, round(_TREE_ROW_PX * (n_leaves + 0.8)) + 170), series=False)
     # the title sits above the plot area and pushes the top margin as far as its lines need
     fig.update_layout(title=dict(yref="paper", y=1.0, yanchor="bottom", automargin=True, pad=dict(b=8)))
     return fig
@@ -565,23 +726,19 @@ def sweep_lines(df, x: str, y: str, lo: str | None, hi: str | None, theory: str 
                 title: str = "", xlab: str = "", ylab: str = "", runs: str | None = None) -> go.Figure:
     """One line per method with a shaded 95% confidence band (columns lo/hi) over the points that
     have an interval (NaN: none, so no band there), and dashed theory curves.  With ``runs`` (a
-    column of counts) each point's hover text gives its number of runs and its interval."""
+    column of counts) each point's hover text gives its number of runs and its interval.
+
+    A band is a filled area between two edges drawn without a line or markers (``band_traces``), in
+    its method's legend group: a click on the method in the legend hides its band with it."""
     fig = go.Figure()
     for m, sub in df.groupby("method", sort=False):
         sub = sub.sort_values(x)
         c = color(m)
         band = bool(lo and hi and lo in sub and hi in sub)
         if band:
-            # One closed polygon per stretch of consecutive points with an interval, None between
-            # stretches: plotly fills each gap-separated piece of a "toself" trace on its own.
-            bx, by = [], []
             for part in (sub.iloc[s] for s in _stretches((sub[lo].notna() & sub[hi].notna()).tolist())):
-                bx += list(part[x]) + list(part[x])[::-1] + [None]
-                by += list(part[hi]) + list(part[lo])[::-1] + [None]
-            if bx:
-                fig.add_trace(go.Scatter(x=bx[:-1], y=by[:-1], fill="toself", fillcolor=_rgba(c, 0.18),
-                                         line=dict(width=0), hoverinfo="skip", showlegend=False,
-                                         name=f"{short(m)} 95% band"))
+                fig.add_traces(band_traces(part[x].tolist(), part[lo].tolist(), part[hi].tolist(), c,
+                                           group=m, name=f"{short(m)} 95% band"))
         hover = {}
         if runs:
             los, his = (sub[lo], sub[hi]) if band else ([np.nan] * len(sub),) * 2
@@ -591,12 +748,24 @@ def sweep_lines(df, x: str, y: str, lo: str | None, hi: str | None, theory: str 
                          hovertemplate=f"{short(m)}<br>{xlab or x} = %{{x}}<br>{ylab or y}: %{{y:.3f}}"
                                        "<br>%{text}<extra></extra>")
         fig.add_trace(go.Scatter(x=sub[x].tolist(), y=sub[y].tolist(), mode="lines+markers", name=short(m),
-                                 line=dict(color=c, width=2.5), **hover))
+                                 legendgroup=m, line=dict(color=c, width=3),
+                                 marker=dict(symbol=symbol(m), size=10), **hover))
         if theory and theory in sub and sub[theory].notna().any():
             fig.add_trace(go.Scatter(x=sub[x].tolist(), y=sub[theory].tolist(), mode="lines", name=f"{short(m)}: 1 + E[τ | drafts]",
                                      line=dict(color=c, dash="dash", width=1.5)))
     fig.update_xaxes(dtick=1 if x in ("K", "L") else None)
     return _layout(fig, title, xlab, ylab)
+
+
+def band_traces(x: Sequence, lo: Sequence[float], hi: Sequence[float], line_color: str, group: str,
+                name: str) -> list[go.Scatter]:
+    """A shaded band from ``lo`` to ``hi`` over ``x``: the lower edge, then the upper one filled down
+    to it (``fill="tonexty"``), both without a line or markers, without hover and without a legend
+    entry of their own, in legend group ``group`` (with the series they belong to)."""
+    edge = dict(x=list(x), mode="lines", line=dict(width=0, color=line_color), hoverinfo="skip",
+                showlegend=False, legendgroup=group, name=name)
+    return [go.Scatter(y=list(lo), **edge),
+            go.Scatter(y=list(hi), fill="tonexty", fillcolor=_rgba(line_color, 0.2), **edge)]
 
 
 def _stretches(mask: Sequence[bool]) -> list[slice]:
@@ -637,18 +806,19 @@ def score_boxes(df, by: str, score: str, ylab: str, methods: Sequence[str]) -> g
 def rule_scatter(a_values: Sequence[float], b_values: Sequence[float], a: str, b: str, ylab: str,
                  hover: Sequence[str], tie: float) -> go.Figure:
     """Per instance, rule b's score against rule a's, with the diagonal: points above it are
-    instances where b scores higher (b's colour), below where a does (a's colour), on it ties
-    (within ``tie``, grey)."""
+    instances where b scores higher (b's colour, triangles up), below where a does (a's colour,
+    triangles down), on it ties (within ``tie``, grey circles)."""
     x, y, text = np.asarray(a_values, float), np.asarray(b_values, float), np.asarray(hover, object)
     fig = go.Figure()
     lo, hi = (float(min(x.min(), y.min())), float(max(x.max(), y.max()))) if x.size else (0.0, 1.0)
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="equal scores",
                              line=dict(color="#888888", dash="dash", width=1)))
-    groups = [(y > x + tie, f"{short(b)} higher", color(b)), (x > y + tie, f"{short(a)} higher", color(a)),
-              (np.abs(x - y) <= tie, "tied", "#9e9e9e")]
-    for sel, name, c in groups:
+    groups = [(y > x + tie, f"{short(b)} higher", color(b), "triangle-up"),
+              (x > y + tie, f"{short(a)} higher", color(a), "triangle-down"),
+              (np.abs(x - y) <= tie, "tied", "#9e9e9e", "circle")]
+    for sel, name, c, mark in groups:
         fig.add_trace(go.Scatter(x=x[sel].tolist(), y=y[sel].tolist(), mode="markers", name=name,
                                  text=text[sel].tolist(), hovertemplate="%{text}<br>%{x:.4f} vs %{y:.4f}",
-                                 marker=dict(color=c, size=7, opacity=0.8)))
+                                 marker=dict(color=c, size=10, opacity=0.85, symbol=mark)))
     return _layout(fig, f"{ylab} per instance: {short(b)} against {short(a)}", f"{ylab} of {short(a)}",
                    f"{ylab} of {short(b)}")

@@ -1,9 +1,11 @@
 """Content a reader has to ask for: an expander whose body is computed and drawn only while open.
 
-A closed ``st.expander`` still renders everything inside it, and some elements are dear to a browser
-that meets them for the first time: a code block loads Streamlit's syntax highlighter (a 1.5 MB
-script), a chart Plotly's (4.7 MB) and a full draw.  Behind ``expander`` they cost nothing until the
-reader opens the box, which reruns the page (``on_change="rerun"``) with ``.open`` true.
+A closed ``st.expander`` still renders everything inside it, and some elements are dear to a browser:
+a code block loads Streamlit's syntax highlighter, a 1.5 MB script that no chart needs (the "Copy
+this configuration" and "Reproduce" boxes: 0.5-1 s of a fresh browser's first render, docs/app.md),
+and a chart costs a full Plotly draw each time its figure changes (the live decoder's draft tree,
+redrawn after every generation).  Behind ``expander`` they cost nothing until the reader opens the
+box, which reruns the page (``on_change="rerun"``) with ``.open`` true.
 """
 from __future__ import annotations
 

@@ -32,9 +32,6 @@ PERSISTENT_KEYS = [
     "dec_source", "dec_target", "dec_draft",
     # the toy laboratory's tab and its tabs' own controls, which only the open tab renders
     "lab_section", "lab_kmax", "lab_mc_n", "lab_mc_seed",
-    # the sidebar's "Interactive charts" (pages.ui.charts): drawn on every page, but a st.switch_page
-    # in the middle of a run (the leaderboard's "Open in the laboratory") drops a widget's value
-    "interactive_charts",
 ]
 
 

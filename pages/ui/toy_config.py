@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from pages.ui import charts, lazy
+from pages.ui import lazy
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.errors import explain
 from pages.ui.text import all_methods, method_name
@@ -240,8 +240,6 @@ def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tupl
     if monte_carlo:
         params.update(mc_n=str(ss.lab_mc_n), mc_seed=str(ss.lab_mc_seed))
     params.update({k: v for k, v in st.query_params.to_dict().items() if k in page_params})
-    if charts.interactive():    # the reader's choice of charts goes with the link too
-        params[charts.URL_PARAM] = "interactive"
     _set_url(params)
 
 
