@@ -44,7 +44,7 @@ def test_the_lab_says_rbv_and_traversal_coincide_on_the_binary_toy():
 
 
 @pytest.mark.parametrize("page,query,n", [("pages/start.py", None, 1),
-                                          ("pages/one_step.py", {"preset": "several-drafts"}, 3),
+                                          ("pages/one_step.py", {"preset": "several-drafts"}, 1),
                                           ("pages/claims.py", {"preset": "gbv-lossless"}, 3)])
 def test_the_learning_pages_draw_every_chart_with_plotly(page, query, n):
     at = open_page(page, query=query)
