@@ -21,6 +21,7 @@ from core.analysis.sampling import draw_block
 from core.data.coins import enumerate_outcomes
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
+from core.data.tree import DraftBlock
 from core.rules.base import VerifierError
 from core.rules.registry import REGISTRY, make_verifier
 from core.rules.typical import MEDUSA_DELTA, MEDUSA_EPSILON, Typical, entropy, threshold
@@ -309,7 +310,7 @@ def test_the_fidelity_error_is_not_monotone_in_epsilon_or_delta(epsilon, delta, 
 def test_the_rule_tosses_no_coin_and_reads_chains_as_their_tree():
     """Given the drafts the rule is deterministic: one coin outcome, the extra token a point mass.
     On K i.i.d. chains (a ``DraftBlock``) it reads their token tree: the same law and the same tests,
-    and the draft index names a draft through s."""
+    and the draft index names a draft through s; the law does not depend on the drafts' order."""
     draft, target = tm.random_pair("markov", 3, alpha=0.5, mix=0.5, seed=4, depth=3)
     v = Typical()
     for seed in range(6):
@@ -326,6 +327,10 @@ def test_the_rule_tosses_no_coin_and_reads_chains_as_their_tree():
             assert block.draft(out.draft)[: out.tau] == out.accepted
         verdict = v.verify(block, seed)
         assert (verdict.accepted, verdict.extra) == (out.accepted, int(np.argmax(out.residual)))
+        # order_invariant: the law reads the node set (ties go to p's ranks, not to draw order)
+        for order in itertools.permutations(range(block.K)):
+            shuffled = DraftBlock.from_models([block.draft(k) for k in order], draft.cond, target.cond)
+            assert v.law(shuffled) == v.law(block)
 
 
 def test_chains_through_the_lab_equal_the_same_chains_as_a_tree():

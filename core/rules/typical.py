@@ -9,9 +9,11 @@ with ε Medusa's ``posterior_threshold`` and δ its ``posterior_alpha``.  The ac
 longest root path of the tree all of whose tokens pass; among the passing paths of that length, the
 one with the highest likelihood Σ ln q(s_i|s_<i) (ties: equal to 1e-12 in log), and among equally
 likely ones the first in Medusa's candidate order, which lists the leaves by decreasing
-lexicographic order of their child positions (a child's position is the index of its first draw at
-its parent: its rank for ``topk``, Medusa's top-k index).  The extra token is y = argmax q(·|s)
-(the smallest token id among ties), whether τ < L or τ = L.
+lexicographic order of their child positions.  A child's position is its rank among its parent's
+children by decreasing p(·|u), ties to the smaller id: for ``topk`` its rank in p, Medusa's top-k
+index; for the other laws a canonical order that does not depend on the order of the draws, so the
+rule reads the drafted node set only.  The extra token is y = argmax q(·|s) (the smallest token id
+among ties), whether τ < L or τ = L.
 
 Where this follows the released code (FasterDecoding/Medusa, ``medusa/model/utils.py``):
 ``evaluate_posterior`` with ``sampling='typical', fast=True`` tests ``candidates_prob > threshold``
@@ -87,13 +89,15 @@ def typical_prefix(tree: TokenTree, epsilon: float, delta: float,
         cut = min(epsilon, delta * math.exp(-H))
         if trace is not None:
             trace.note(u, threshold=cut, entropy=H)
+        draft = tree.p[u]
+        rank = {c: i for i, c in enumerate(sorted(table[u], key=lambda x: (-draft[x], x)))}
         for c, (first, _) in table[u].items():
             passed = bool(P[c] > cut)
             if trace is not None:
                 trace.test(u + (c,), first, 1.0 if passed else 0.0, passed, "token")
             if not passed:
                 continue
-            child = (u + (c,), loglik + math.log(P[c]), positions + (first,))
+            child = (u + (c,), loglik + math.log(P[c]), positions + (rank[c],))
             stack.append(child)
             depth, ll, pos = len(child[0]), child[1], child[2]
             if depth > best[0] or (depth == best[0] and (
@@ -116,7 +120,7 @@ class Typical(Verifier):
     source = ("Cai et al. 2024, Medusa (arXiv 2401.10774, §2.3.1), as released in "
               "FasterDecoding/Medusa (evaluate_posterior with sampling='typical', fast=True)")
     single_draft = False
-    order_invariant = False       # ties in likelihood go to a position order
+    order_invariant = True        # it reads the node set (ties go to p's ranks, not to draw order)
     lossless_by_theory = False
     needs_models = False
     closed_form_tau = False
