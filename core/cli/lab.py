@@ -8,6 +8,9 @@ Every error is one line on stderr naming the problem, with exit status 2; never 
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 ``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
 line on stderr per rule, and lists it under ``skipped`` in the JSON; that rule alone is an error.
+A rule's own parameters (``--epsilon``, ``--delta``: ``typical``'s) go to the rules that take them;
+``--method all`` with --K/--L alone leaves out the rules added after its output was fixed
+(``Verifier.listed_on_chains``), which it lists with --tree or --law.
 """
 from __future__ import annotations
 
