@@ -218,6 +218,53 @@ def test_topk_trees_on_seeded_random_instances_against_a_brute_force():
     assert checked >= 10      # lossy on (almost) every instance, not only somewhere
 
 
+# The table of docs/maths.md ("Is top-k drafting lossless at T > 0?"): rrs's E[τ] from the closed form
+# Σ q(s) of a topk tree, typical's TV = 1 − q(O) with O from the brute force, and with y ~ q(·|s)
+# TV = 1 − q(s) (the completed law is q conditioned on extending s)
+DOCS_TABLE = [
+    ("bin", (2, 1), 0.5, "6/5", "109/125", "21/25"),
+    ("bin", (2, 1), 1.0, "4/3", "23/27", "7/9"),
+    ("bin", (2, 1), 2.0, math.sqrt(2), 15 - 10 * math.sqrt(2), 5 - 3 * math.sqrt(2)),
+    ("bin", (2, 2), 1.0, "2", "19/27", "5/9"),
+    ("tri", (2, 1), 0.5, "75/196", "40/49", "5/7"),
+    ("tri", (2, 1), 1.0, "7/12", "35/36", "17/18"),
+    ("tri", (3, 1), 0.5, "15/14", "115/196", "5/14"),
+    ("tri", (3, 1), 1.0, "7/6", "23/24", "11/12"),
+]
+
+
+@pytest.mark.parametrize("toy, b, T, rrs_tau, tv, tv_target", DOCS_TABLE)
+def test_the_docs_table_of_topk_trees(toy, b, T, rrs_tau, tv, tv_target):
+    from core.bounds.closed_form import topk_tree_value
+    from core.data.fractions import fraction
+
+    model = tempered({"bin": BIN, "tri": TRI}[toy], T)
+    shape = Shape.tree(b)
+    rrs = exact("rrs", model, shape, "topk")
+    r = exact("typical", model, shape, "topk")
+    y_from_q = exact_analysis(Typical(extra="target"), *model, shape=shape, law="topk")
+    O = brute_force_topk(*model, b, MEDUSA_EPSILON, MEDUSA_DELTA)
+    q = [math.prod(model[1].cond(u[:d])[u[d]] for d in range(len(u))) for u in (O, O[:-1])]
+    assert rrs.fidelity_tv <= 1e-15 and rrs.expected_accepted == pytest.approx(topk_tree_value(*model, shape), abs=1e-14)
+    assert r.fidelity_tv == pytest.approx(1 - q[0], abs=1e-14)
+    assert y_from_q.fidelity_tv == pytest.approx(1 - q[1], abs=1e-14)
+    for value, quoted in [(rrs.expected_accepted, rrs_tau), (r.fidelity_tv, tv), (y_from_q.fidelity_tv, tv_target)]:
+        if isinstance(quoted, str):
+            assert fraction(value, integers=True) == quoted
+        else:
+            assert value == pytest.approx(quoted, abs=1e-14)
+
+
+def test_one_drafted_token_on_the_binary_toy_is_the_one_line_counterexample():
+    """b = (1), topk, binary toy at T = 1: the draft is p's argmax, token 0; q(0) = 1/3 > 0.09
+    passes; y = argmax q = 1.  The output is always 01, q(01) = 2/9: TV = 7/9.  rrs accepts token 0
+    with probability q(0) = 1/3 and is lossless."""
+    r = exact("typical", BIN, Shape.tree((1,)), "topk")
+    assert r.output_law == {(0, 1): 1.0} and r.fidelity_tv == pytest.approx(7 / 9, abs=1e-15)
+    rrs = exact("rrs", BIN, Shape.tree((1,)), "topk")
+    assert rrs.summary()["expected_accepted_fraction"] == "1/3" and rrs.fidelity_tv <= 1e-15
+
+
 # ---------------------------------------------------------------------------------------------
 # T = 0
 # ---------------------------------------------------------------------------------------------
