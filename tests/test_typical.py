@@ -3,12 +3,9 @@ its definition, exact fidelity errors derived by hand or by an independent brute
 lossless ``rrs`` on the same trees, at T = 0 and T > 0; what ε and δ do; the command line."""
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -410,16 +407,20 @@ def test_monte_carlo_agrees_with_the_exact_law(shape, law, K_L):
 # The command line
 # ---------------------------------------------------------------------------------------------
 
-def cli(*args: str) -> tuple[int, str, str]:
+@pytest.fixture
+def cli(capsys):
+    """``python -m core ...`` in this process: (exit status, stdout, stderr)."""
     from core.cli.lab import main
 
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    def run(*args: str) -> tuple[int, str, str]:
         status = main(list(args))
-    return status, out.getvalue(), err.getvalue()
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
 
 
-def test_the_command_line_computes_typical_beside_rrs_on_a_tree():
+def test_the_command_line_computes_typical_beside_rrs_on_a_tree(cli):
     status, out, _ = cli("exact", "--preset", "binary-toy", "--tree", "2,1", "--law", "topk",
                          "--method", "all", "--json")
     assert status == 0
@@ -451,7 +452,7 @@ def test_the_command_line_computes_typical_beside_rrs_on_a_tree():
     ("montecarlo --preset binary-toy --K 2 --L 2 --method typical --delta -0.5",
      "error: delta (Medusa's posterior alpha) must be a finite number ≥ 0, got -0.5\n"),
 ])
-def test_command_line_refusals_are_one_line_with_status_2(args, message):
+def test_command_line_refusals_are_one_line_with_status_2(cli, args, message):
     status, out, err = cli(*args.split())
     assert (status, out, err) == (2, "", message)
 
