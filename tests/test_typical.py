@@ -50,10 +50,11 @@ def test_medusa_defaults_and_the_parameters():
     """ε = 0.09 and δ = 0.3 are ``medusa_generate``'s posterior_threshold and posterior_alpha."""
     assert (MEDUSA_EPSILON, MEDUSA_DELTA) == (0.09, 0.3)
     v = make_verifier("typical")
-    assert (v.epsilon, v.delta, v.extra) == (0.09, 0.3, "greedy")
+    assert (v.epsilon, v.delta, v.extra_token) == (0.09, 0.3, "greedy")
     v = make_verifier("typical", *BIN, shape=B21, law="topk", epsilon=0.2, delta=None)
     assert (v.epsilon, v.delta) == (0.2, 0.3)
-    assert REGISTRY["typical"].parameters == ("epsilon", "delta")
+    assert REGISTRY["typical"].parameters == ("epsilon", "delta", "extra_token")
+    assert make_verifier("typical", extra_token="target").extra_token == "target"
     assert not REGISTRY["typical"].lossless_by_theory and REGISTRY["typical"].token_trees
     assert all(cls.supports(shape, law) for cls in [Typical] for shape in (B21, Shape.chains_of(2, 2))
                for law in ("iid", "wor", "topk", "greedy"))
@@ -65,7 +66,7 @@ def test_medusa_defaults_and_the_parameters():
     (lambda: Typical(epsilon=float("nan")), r"must be in \[0, 1\), got nan$"),
     (lambda: Typical(delta=-1), r"^delta \(Medusa's posterior alpha\) must be a finite number ≥ 0, got -1$"),
     (lambda: Typical(delta=float("inf")), r"got inf$"),
-    (lambda: Typical(extra="sampled"), r"^extra must be one of greedy, target, got 'sampled'$"),
+    (lambda: Typical(extra_token="sampled"), r"^extra_token must be one of greedy, target, got 'sampled'$"),
     (lambda: make_verifier("bv", epsilon=0.1), r"^bv takes no parameter epsilon; typical does$"),
     (lambda: make_verifier("rrs", delta=0.1, epsilon=0.2), r"^specinfer takes no parameter delta, epsilon; typical does$"),
 ])
@@ -97,7 +98,7 @@ def test_binary_toy_b21_topk_at_T1_by_hand():
     likely (q(10) = 2/9 > q(00) = 1/9); the extra token is argmax q = 1.  So O = 101 for every draw
     (the topk tree is fixed and the rule tosses no coin): E[τ] = 2 and the completed law is the point
     mass at 101, TV = 1 − q(101) = 1 − (2/3)(1/3)(2/3) = 23/27.  Drawing the extra token from q instead
-    (``extra="target"``) completes 10 with q: TV = 1 − q(10) = 7/9.
+    (``extra_token="target"``) completes 10 with q: TV = 1 − q(10) = 7/9.
 
     With ε = 0.4, δ = 0.9: δ·exp(−H) ≈ 0.476, the threshold is 0.4; token 0 (1/3) fails and token 1
     (2/3) passes, at the root and below.  So s = 1 (its child 0 fails), y = 1: O = 11, E[τ] = 1,
@@ -106,7 +107,7 @@ def test_binary_toy_b21_topk_at_T1_by_hand():
     r = exact("typical", BIN, B21, "topk")
     assert r.output_law == {(1, 0, 1): 1.0} and r.expected_accepted == 2
     assert r.fidelity_tv == pytest.approx(23 / 27, abs=1e-15)
-    target = exact_analysis(Typical(extra="target"), *BIN, shape=B21, law="topk")
+    target = exact_analysis(Typical(extra_token="target"), *BIN, shape=B21, law="topk")
     assert target.expected_accepted == 2 and target.fidelity_tv == pytest.approx(7 / 9, abs=1e-15)
     r = exact("typical", BIN, B21, "topk", epsilon=0.4, delta=0.9)
     assert r.output_law == {(1, 1): 1.0} and r.fidelity_tv == pytest.approx(5 / 9, abs=1e-15)
@@ -239,7 +240,7 @@ def test_the_docs_table_of_topk_trees(toy, b, T, rrs_tau, tv, tv_target):
     shape = Shape.tree(b)
     rrs = exact("rrs", model, shape, "topk")
     r = exact("typical", model, shape, "topk")
-    y_from_q = exact_analysis(Typical(extra="target"), *model, shape=shape, law="topk")
+    y_from_q = exact_analysis(Typical(extra_token="target"), *model, shape=shape, law="topk")
     O = brute_force_topk(*model, b, MEDUSA_EPSILON, MEDUSA_DELTA)
     q = [math.prod(model[1].cond(u[:d])[u[d]] for d in range(len(u))) for u in (O, O[:-1])]
     assert rrs.fidelity_tv <= 1e-15 and rrs.expected_accepted == pytest.approx(topk_tree_value(*model, shape), abs=1e-14)
@@ -427,7 +428,7 @@ def test_the_command_line_computes_typical_beside_rrs_on_a_tree(cli):
     rows = {r["method"]: r for r in json.loads(out)["results"]}
     assert list(rows) == ["specinfer", "traversal", "lp_optimal", "typical"]
     assert rows["typical"]["fidelity_tv"] == pytest.approx(23 / 27, abs=1e-15)
-    assert (rows["typical"]["epsilon"], rows["typical"]["delta"]) == (0.09, 0.3)
+    assert (rows["typical"]["epsilon"], rows["typical"]["delta"], rows["typical"]["extra_token"]) == (0.09, 0.3, "greedy")
     assert rows["specinfer"]["fidelity_tv"] <= 1e-15 and "epsilon" not in rows["specinfer"]
     status, out, _ = cli("exact", "--preset", "binary-toy", "--tree", "2,1", "--law", "topk", "--method",
                          "typical", "--epsilon", "0.4", "--delta", "0.9", "--json")

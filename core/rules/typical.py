@@ -31,7 +31,7 @@ threshold).  At T = 0 the code skips the test and compares with argmax q; with q
 The rule reads q only (never p or the draft law), so it is defined on every shape and law; on K
 i.i.d. chains it reads the chains as their token tree (``TokenTree.from_block``).  Given the tree it
 is deterministic: its coin programme tosses no coin, and the extra token's distribution is the
-point mass at argmax q(·|s) (``extra="target"`` draws y ~ q(·|s) instead, a variant that isolates
+point mass at argmax q(·|s) (``extra_token="target"`` draws y ~ q(·|s) instead, a variant that isolates
 what the acceptance test alone does to the output law).  Lossy: on a ``topk`` tree the whole
 iteration is deterministic, so the completed law is q(·|O) on the extensions of the one output O
 and TV = 1 − q(O) > 0 whenever q is not a point mass along O.
@@ -125,12 +125,12 @@ class Typical(Verifier):
     needs_models = False
     closed_form_tau = False
     token_trees = True
-    parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta")
+    parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "extra_token")
     #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
     listed_on_chains = False
 
     def __init__(self, epsilon: float = MEDUSA_EPSILON, delta: float = MEDUSA_DELTA,
-                 extra: str = "greedy"):
+                 extra_token: str = "greedy"):
         epsilon, delta = float(epsilon), float(delta)
         # ε < 1 keeps the argmax of a one-hot q passing, so that T = 0 is greedy decoding for every
         # (ε, δ), as Medusa's code makes it by skipping the test there.
@@ -138,16 +138,16 @@ class Typical(Verifier):
             raise VerifierError(f"epsilon (Medusa's posterior threshold) must be in [0, 1), got {epsilon:g}")
         if not (math.isfinite(delta) and delta >= 0.0):
             raise VerifierError(f"delta (Medusa's posterior alpha) must be a finite number ≥ 0, got {delta:g}")
-        if extra not in EXTRA_TOKENS:
-            raise VerifierError(f"extra must be one of {', '.join(EXTRA_TOKENS)}, got {extra!r}")
-        self.epsilon, self.delta, self.extra = epsilon, delta, extra
+        if extra_token not in EXTRA_TOKENS:
+            raise VerifierError(f"extra_token must be one of {', '.join(EXTRA_TOKENS)}, got {extra_token!r}")
+        self.epsilon, self.delta, self.extra_token = epsilon, delta, extra_token
 
     def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
         tree = block if isinstance(block, TokenTree) else TokenTree.from_block(block)
         trace = Trace() if self.complete_trace else None
         s = typical_prefix(tree, self.epsilon, self.delta, trace)
         q = tree.q[s]
-        if self.extra == "greedy":
+        if self.extra_token == "greedy":
             y = np.zeros(q.size)
             y[int(np.argmax(q))] = 1.0
         else:
