@@ -355,7 +355,8 @@ def test_the_fidelity_error_is_not_monotone_in_epsilon_or_delta(epsilon, delta, 
 def test_the_rule_tosses_no_coin_and_reads_chains_as_their_tree():
     """Given the drafts the rule is deterministic: one coin outcome, the extra token a point mass.
     On K i.i.d. chains (a ``DraftBlock``) it reads their token tree: the same law and the same tests,
-    and the draft index names a draft through s; the law does not depend on the drafts' order."""
+    and every draft index (of s, of each test) names a draft through that node; the law does not
+    depend on the drafts' order."""
     draft, target = tm.random_pair("markov", 3, alpha=0.5, mix=0.5, seed=4, depth=3)
     v = Typical()
     for seed in range(6):
@@ -370,6 +371,8 @@ def test_the_rule_tosses_no_coin_and_reads_chains_as_their_tree():
             [(t.node, t.passed) for t in v.run(tree, None).trace.tests]
         if out.accepted:
             assert block.draft(out.draft)[: out.tau] == out.accepted
+        assert all(block.draft(t.draft)[: len(t.node)] == t.node for t in out.trace.tests)
+        assert out.trace.tests and all(t.prob == float(t.passed) for t in out.trace.tests)
         verdict = v.verify(block, seed)
         assert (verdict.accepted, verdict.extra) == (out.accepted, int(np.argmax(out.residual)))
         # order_invariant: the law reads the node set (ties go to p's ranks, not to draw order)

@@ -39,7 +39,7 @@ and TV = 1 − q(O) > 0 whenever q is not a point mass along O.
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -69,14 +69,18 @@ def threshold(P: np.ndarray, epsilon: float, delta: float) -> float:
     return min(epsilon, delta * math.exp(-entropy(P)))
 
 
-def typical_prefix(tree: TokenTree, epsilon: float, delta: float,
-                   trace: Trace | None = None) -> Node:
+def typical_prefix(tree: TokenTree, epsilon: float, delta: float, trace: Trace | None = None,
+                   draft_of: Callable[[Node], int] | None = None) -> Node:
     """The accepted prefix s of typical acceptance on ``tree`` (module docstring).
 
     Depth first from the root over the children of passing nodes; each test is recorded in
-    ``trace`` as a 'token' test that passed with probability 1 or 0, and each tested node's
-    threshold and entropy as its quantities."""
+    ``trace`` as a 'token' test that passed with probability 1 or 0, offered by ``draft_of(node)``
+    (default: the index of the node's first draw at its parent), and each tested node's threshold
+    and entropy as its quantities."""
     table = tree.table()
+    if draft_of is None:
+        def draft_of(node: Node) -> int:
+            return table[node[:-1]][node[-1]][0]
     best: tuple[int, float, tuple[int, ...]] = (0, 0.0, ())     # (depth, Σ ln q, positions)
     best_node: Node = ()
     stack: list[tuple[Node, float, tuple[int, ...]]] = [((), 0.0, ())]
@@ -85,16 +89,15 @@ def typical_prefix(tree: TokenTree, epsilon: float, delta: float,
         if len(u) == tree.L:
             continue
         P = tree.q[u]
-        H = entropy(P)
-        cut = min(epsilon, delta * math.exp(-H))
+        cut = threshold(P, epsilon, delta)
         if trace is not None:
-            trace.note(u, threshold=cut, entropy=H)
+            trace.note(u, threshold=cut, entropy=entropy(P))
         draft = tree.p[u]
         rank = {c: i for i, c in enumerate(sorted(table[u], key=lambda x: (-draft[x], x)))}
-        for c, (first, _) in table[u].items():
+        for c in table[u]:
             passed = bool(P[c] > cut)
             if trace is not None:
-                trace.test(u + (c,), first, 1.0 if passed else 0.0, passed, "token")
+                trace.test(u + (c,), draft_of(u + (c,)), 1.0 if passed else 0.0, passed, "token")
             if not passed:
                 continue
             child = (u + (c,), loglik + math.log(P[c]), positions + (rank[c],))
@@ -143,19 +146,22 @@ class Typical(Verifier):
         self.epsilon, self.delta, self.extra_token = epsilon, delta, extra_token
 
     def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        tree = block if isinstance(block, TokenTree) else TokenTree.from_block(block)
+        if isinstance(block, TokenTree):
+            tree, draft_of = block, None
+        else:       # K i.i.d. chains: their token tree, and each node offered by the first draft through it
+            tree = TokenTree.from_block(block)
+
+            def draft_of(node: Node) -> int:
+                return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
         trace = Trace() if self.complete_trace else None
-        s = typical_prefix(tree, self.epsilon, self.delta, trace)
+        s = typical_prefix(tree, self.epsilon, self.delta, trace, draft_of)
         q = tree.q[s]
         if self.extra_token == "greedy":
             y = np.zeros(q.size)
             y[int(np.argmax(q))] = 1.0
         else:
             y = q
-        if isinstance(block, TokenTree):
-            first = tree.table()[s[:-1]][s[-1]][0] if s else -1
-        else:
-            first = next((k for k in range(block.K) if block.draft(k)[: len(s)] == s), -1) if s else -1
+        first = -1 if not s else draft_of(s) if draft_of else tree.table()[s[:-1]][s[-1]][0]
         return Outcome(s, first, y, trace if trace is not None else Trace())
 
     def __repr__(self) -> str:
