@@ -276,7 +276,7 @@ def test_method_all_skips_a_rule_too_large_and_names_it_on_one_line():
     still computes the other rules (SD's E[τ] is Σ_{i≤4} (2/3)^i = 130/81 on the binary toy, with
     α = Σ min(p, q) = 2/3 per token) and says on one stderr line that lp_optimal was skipped and
     why; the JSON stays one valid object that lists it.  Asked for alone, the rule is an error."""
-    from core.rules.registry import method_names
+    from core.rules.registry import REGISTRY, method_names
 
     common = ("exact", "--preset", "binary-toy", "--method", "all", "--K", "8", "--L", "4")
     out = run(*common)
@@ -284,7 +284,7 @@ def test_method_all_skips_a_rule_too_large_and_names_it_on_one_line():
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("note: lp_optimal skipped: the tree LP")
     assert "too large" in out.stderr
     listed = [line.split()[0] for line in out.stdout.splitlines()[3:]]
-    assert listed == [m for m in method_names() if m != "lp_optimal"]
+    assert listed == [m for m in method_names() if m != "lp_optimal" and REGISTRY[m].listed_on_chains]
     sd = next(line for line in out.stdout.splitlines() if line.startswith("sd "))
     assert float(sd.split()[1]) == pytest.approx(130 / 81, abs=1e-5)
 

@@ -8,6 +8,9 @@ Every error is one line on stderr naming the problem, with exit status 2; never 
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 ``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
 line on stderr per rule, and lists it under ``skipped`` in the JSON; that rule alone is an error.
+A rule's own parameters (``--epsilon``, ``--delta``: ``typical``'s) go to the rules that take them;
+``--method all`` with --K/--L alone leaves out the rules added after its output was fixed
+(``Verifier.listed_on_chains``), which it lists with --tree or --law.
 """
 from __future__ import annotations
 
@@ -41,6 +44,31 @@ def _add_models(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _add_parameters(p: argparse.ArgumentParser) -> None:
+    """The rules' own parameters (``Verifier.parameters``): today only ``typical``'s."""
+    p.add_argument("--epsilon", type=float, help="typical's hard threshold ε (Medusa's "
+                   "posterior_threshold; default 0.09, Medusa's)")
+    p.add_argument("--delta", type=float, help="typical's entropy factor δ (Medusa's "
+                   "posterior_alpha; default 0.3, Medusa's)")
+
+
+def _params(args, name: str) -> dict:
+    """The parameters given on the command line that rule ``name`` takes; with ``--method all`` the
+    others are left out, and a rule asked for alone that takes none of them is refused
+    (``make_verifier``)."""
+    from core.rules.registry import resolve
+
+    given = {key: getattr(args, key) for key in ("epsilon", "delta") if getattr(args, key) is not None}
+    if args.method == "all":
+        return {key: value for key, value in given.items() if key in resolve(name).parameters}
+    return given
+
+
+def _used(verifier) -> dict:
+    """The values of the rule's own parameters, for its row (nothing for a rule without any)."""
+    return {key: getattr(verifier, key) for key in type(verifier).parameters}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="python -m core", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -48,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     exact = sub.add_parser("exact", help="exact law of the accepted length and fidelity error")
     _add_models(exact)
     exact.add_argument("--method", required=True, help="a method name (rrs = specinfer), or 'all'")
+    _add_parameters(exact)
 
     bound = sub.add_parser("bound", help="optimal-transport bounds on E[τ]")
     _add_models(bound)
@@ -58,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     mc.add_argument("--method", required=True)
     mc.add_argument("--n", type=int_range("n", 1, 10_000_000), default=10_000)
     mc.add_argument("--seed", type=int, default=0)
+    _add_parameters(mc)
 
     for name in ("decode", "bench"):
         sub.add_parser(name, add_help=False, help=f"real-model {name} (see `python -m core {name} -h`)")
@@ -91,12 +121,14 @@ def _load_models(args):
     return draft.with_temperature(args.temperature), target.with_temperature(args.temperature)
 
 
-def _methods(name: str) -> list[str]:
-    from core.rules.registry import ALIASES, method_names
+def _methods(name: str, chains: bool = False) -> list[str]:
+    """The rules ``--method`` names; ``all`` on --K/--L alone (``chains``) leaves out the rules that
+    are listed only with --tree or --law (``Verifier.listed_on_chains``)."""
+    from core.rules.registry import ALIASES, method_names, resolve
 
     names = method_names()
     if name == "all":
-        return names
+        return [n for n in names if resolve(n).listed_on_chains or not chains]
     if name not in names and name not in ALIASES:
         raise CLIError(f"unknown method {name!r}; choose one of {', '.join(names)} or all")
     return [name]
@@ -172,7 +204,11 @@ def cmd_exact(args) -> int:
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
-    names = _methods(args.method)
+    names = _methods(args.method, chains=shape is None)
+    if args.method == "all" and (args.epsilon, args.delta) != (None, None) and \
+            not any(resolve(n).parameters for n in names):
+        raise CLIError("--epsilon and --delta are typical's, which --method all lists with --tree or "
+                       "--law only; add one, or use --method typical")
     rows, skipped = [], []
     if shape is not None and args.method == "all":
         # rules not defined on these drafts are skipped together, before anything is computed
@@ -182,12 +218,15 @@ def cmd_exact(args) -> int:
     for name in names:
         try:
             if shape is None:
-                verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
-                rows.append(exact_analysis(verifier, draft, target, args.K, args.L).summary())
+                verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L,
+                                         **_params(args, name))
+                rows.append({**exact_analysis(verifier, draft, target, args.K, args.L).summary(),
+                             **_used(verifier)})
             else:
-                verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law)
+                verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law,
+                                         **_params(args, name))
                 summary = exact_analysis(verifier, draft, target, shape=shape, law=law).summary()
-                rows.append({**summary, "method": name})
+                rows.append({**summary, "method": name, **_used(verifier)})
         except USER_ERRORS as exc:
             # One rule asked for alone reports its refusal as the error; among all of them, a rule
             # refused here (the tree LP too large, an enumeration too long) is skipped and named,
@@ -262,11 +301,13 @@ def cmd_montecarlo(args) -> int:
     if name is None:
         raise CLIError("montecarlo runs one method at a time")
     if shape is None:
-        verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L)
+        verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L,
+                                 **_params(args, name))
         result = monte_carlo(verifier, draft, target, args.K, args.L, args.n, args.seed)
         trees = {}
     else:
-        verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law)
+        verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law,
+                                 **_params(args, name))
         result = monte_carlo(verifier, draft, target, n=args.n, seed=args.seed, shape=shape, law=law)
         trees = {**shape.describe(), "law": law}
     lo, hi = result.tau_interval()
@@ -274,7 +315,7 @@ def cmd_montecarlo(args) -> int:
                "expected_accepted": result.tau_mean,
                "expected_accepted_ci": list(result.tau_mean_interval()),
                "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),
-               "accepted_pmf_hi": hi.tolist()}
+               "accepted_pmf_hi": hi.tolist(), **_used(verifier)}
     table = _table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"])
     if shape is not None:
         table = _header(args, shape, law, target.V) + "\n" + table

@@ -51,11 +51,19 @@ class Verifier:
     closed_form_tau: ClassVar[bool]     # ``expected_tau`` is a closed form, not an enumeration of coins
 
     #: What drafts it is defined on: True for every shape and draft law (``core.data.shapes``,
-    #: ``core.data.laws``; ``run`` then also reads a ``TokenTree``, and the rule has the model-level
+    #: ``core.data.laws``; ``run`` then also reads a ``TokenTree``, and the rule may have the model-level
     #: ``tree_output_law(draft, target, shape, law)`` and ``tree_law_cost(V, shape, law)``), False for
     #: K i.i.d. chains only (a ``DraftBlock``).  ``supports`` and ``core.rules.registry.require``
     #: read it, and so do the command line and the pages.
     token_trees: ClassVar[bool] = False
+
+    #: Keyword parameters of the constructor that ``core.rules.registry.make_verifier`` and the
+    #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
+    parameters: ClassVar[tuple[str, ...]] = ()
+
+    #: Whether ``exact --method all`` with --K/--L alone lists the rule.  False for a rule added after
+    #: those outputs were fixed (they stay byte-identical); it is listed with --tree or --law.
+    listed_on_chains: ClassVar[bool] = True
 
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
     #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets

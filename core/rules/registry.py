@@ -21,6 +21,7 @@ from core.rules.spectr_gbv import SpecTrGBV
 from core.rules.td_optimal import TDOptimal
 from core.rules.token_level import SD
 from core.rules.traversal import Traversal
+from core.rules.typical import Typical
 
 #: Every rule, in display order.  One line per rule.
 RULES: tuple[type[Verifier], ...] = (
@@ -35,6 +36,7 @@ RULES: tuple[type[Verifier], ...] = (
     OTV,
     TDOptimal,
     LPOptimal,
+    Typical,
 )
 
 REGISTRY: dict[str, type[Verifier]] = {cls.name: cls for cls in RULES}
@@ -63,8 +65,8 @@ def require(verifier: Verifier | type[Verifier], shape: Shape, law: str) -> None
     """Refuse, in one sentence, drafts of a shape or law the rule is not defined on."""
     if not verifier.supports(shape, law):
         aliases = {target: alias for alias, target in ALIASES.items()}
-        others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n
-                           for n, c in REGISTRY.items() if c.token_trees)
+        others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n        # the lossless ones
+                           for n, c in REGISTRY.items() if c.token_trees and c.lossless_by_theory)
         raise VerifierError(
             f"{verifier.name} is defined on K i.i.d. chains only, not on {shape.label} drafted by "
             f"{get_law(law).name}; use the iid law on chains, or one of {others}")
@@ -72,21 +74,30 @@ def require(verifier: Verifier | type[Verifier], shape: Shape, law: str) -> None
 
 def make_verifier(name: str, draft=None, target=None, K: int | None = None,
                   L: int | None = None, *, shape: Shape | None = None,
-                  law: str = "iid") -> Verifier:
+                  law: str = "iid", **params) -> Verifier:
     """Instantiate a rule by name, handing the toy models to the rules that need them.
 
     ``shape`` and ``law`` (default: K i.i.d. chains of length L) are checked against the rule
-    (``require``); a model-dependent rule on another shape or law gets them to solve for."""
+    (``require``); a model-dependent rule on another shape or law gets them to solve for.
+    ``params`` are the rule's own parameters (``Verifier.parameters``, e.g. ``typical``'s
+    ``epsilon`` and ``delta``); a parameter the rule does not take is refused in one sentence, and
+    None stands for the rule's default."""
     cls = resolve(name)
     if shape is not None:
         require(cls, shape, law)
+    params = {key: value for key, value in params.items() if value is not None}
+    unknown = [key for key in params if key not in cls.parameters]
+    if unknown:
+        takers = [n for n, c in REGISTRY.items() if set(unknown) & set(c.parameters)]
+        raise VerifierError(f"{cls.name} takes no parameter {', '.join(unknown)}"
+                            + (f"; {', '.join(takers)} does" if takers else ""))
     if cls.needs_models:
         if shape is None:
-            return cls(draft=draft, target=target, K=K, L=L)
+            return cls(draft=draft, target=target, K=K, L=L, **params)
         if not shape.is_iid_chains(get_law(law).name):
-            return cls(draft=draft, target=target, shape=shape, law=law)
-        return cls(draft=draft, target=target, K=shape.K, L=shape.L)
-    return cls()
+            return cls(draft=draft, target=target, shape=shape, law=law, **params)
+        return cls(draft=draft, target=target, K=shape.K, L=shape.L, **params)
+    return cls(**params)
 
 
 def method_names() -> list[str]:

@@ -1,0 +1,168 @@
+"""Medusa's typical acceptance (Cai et al., "Medusa", arXiv 2401.10774, §2.3.1), a *lossy* reference
+rule on any token tree (docs/maths.md, "Typical acceptance (`typical`)").
+
+At an accepted node u (the root is accepted) a drafted child u·x **passes** iff
+
+    q(x|u) > min(ε, δ·exp(−H(q(·|u)))),   H(P) = −Σ_(x: P(x) > 0) P(x) ln P(x)   (natural log),
+
+with ε Medusa's ``posterior_threshold`` and δ its ``posterior_alpha``.  The accepted prefix s is the
+longest root path of the tree all of whose tokens pass; among the passing paths of that length, the
+one with the highest likelihood Σ ln q(s_i|s_<i) (ties: equal to 1e-12 in log), and among equally
+likely ones the first in Medusa's candidate order, which lists the leaves by decreasing
+lexicographic order of their child positions.  A child's position is its rank among its parent's
+children by decreasing p(·|u), ties to the smaller id: for ``topk`` its rank in p, Medusa's top-k
+index; for the other laws a canonical order that does not depend on the order of the draws, so the
+rule reads the drafted node set only.  The extra token is y = argmax q(·|s) (the smallest token id
+among ties), whether τ < L or τ = L.
+
+Where this follows the released code (FasterDecoding/Medusa, ``medusa/model/utils.py``):
+``evaluate_posterior`` with ``sampling='typical', fast=True`` tests ``candidates_prob > threshold``
+with ``threshold = min(posterior_threshold, exp(−entropy)·posterior_alpha)``, keeps the longest
+accepted prefix (``cumprod`` of the mask) and picks among equal lengths by ``argmax`` of the summed
+log-probabilities (``torch.argmax``: the first maximum in row order); the next iteration's first
+token is ``generate_candidates``'s ``argmax(logits)`` whenever ``temperature == 0 or fast`` (the
+paper: "greedy decoding for the first token"), and ``medusa_generate`` defaults to
+``posterior_threshold=0.09, posterior_alpha=0.3, sampling='typical', fast=True``.  The released
+entropy is −Σ P·ln(P + 1e-5); this module uses the clean H (the two thresholds differ by a factor
+exp(Σ P ln(1 + 1e-5/P)) ≤ e^(V·1e-5), immaterial unless q(x|u) lies within that factor of the
+threshold).  At T = 0 the code skips the test and compares with argmax q; with q one-hot and
+ε < 1 (enforced) the test above passes exactly the argmax, so the two agree.
+
+The rule reads q only (never p or the draft law), so it is defined on every shape and law; on K
+i.i.d. chains it reads the chains as their token tree (``TokenTree.from_block``).  Given the tree it
+is deterministic: its coin programme tosses no coin, and the extra token's distribution is the
+point mass at argmax q(·|s) (``extra_token="target"`` draws y ~ q(·|s) instead, a variant that isolates
+what the acceptance test alone does to the output law).  Lossy: on a ``topk`` tree the whole
+iteration is deterministic, so the completed law is q(·|O) on the extensions of the one output O
+and TV = 1 − q(O) > 0 whenever q is not a point mass along O.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from core.data.coins import Coins
+from core.data.token_tree import TokenTree
+from core.data.trace import Outcome, Trace
+from core.data.tree import DraftBlock, Node
+from core.rules.base import Verifier, VerifierError
+
+#: Medusa's defaults (``medusa_generate``): ε = posterior_threshold, δ = posterior_alpha = √ε.
+MEDUSA_EPSILON = 0.09
+MEDUSA_DELTA = 0.3
+#: What the extra token is: Medusa's greedy first token, or a draw from the target (a variant).
+EXTRA_TOKENS = ("greedy", "target")
+#: Likelihoods Σ ln q within this of each other are tied (float sums of equal products differ by ~1e-16).
+LOG_TIE = 1e-12
+
+
+def entropy(P: np.ndarray) -> float:
+    """H(P) = −Σ_(x: P(x) > 0) P(x) ln P(x), in nats."""
+    P = P[P > 0]
+    return float(-np.dot(P, np.log(P)))
+
+
+def threshold(P: np.ndarray, epsilon: float, delta: float) -> float:
+    """min(ε, δ·exp(−H(P))): a child x of a node with target P passes iff P(x) exceeds it."""
+    return min(epsilon, delta * math.exp(-entropy(P)))
+
+
+def typical_prefix(tree: TokenTree, epsilon: float, delta: float, trace: Trace | None = None,
+                   draft_of: Callable[[Node], int] | None = None) -> Node:
+    """The accepted prefix s of typical acceptance on ``tree`` (module docstring).
+
+    Depth first from the root over the children of passing nodes; each test is recorded in
+    ``trace`` as a 'token' test that passed with probability 1 or 0, offered by ``draft_of(node)``
+    (default: the index of the node's first draw at its parent), and each tested node's threshold
+    and entropy as its quantities."""
+    table = tree.table()
+    if draft_of is None:
+        def draft_of(node: Node) -> int:
+            return table[node[:-1]][node[-1]][0]
+    best: tuple[int, float, tuple[int, ...]] = (0, 0.0, ())     # (depth, Σ ln q, positions)
+    best_node: Node = ()
+    stack: list[tuple[Node, float, tuple[int, ...]]] = [((), 0.0, ())]
+    while stack:
+        u, loglik, positions = stack.pop()
+        if len(u) == tree.L:
+            continue
+        P = tree.q[u]
+        cut = threshold(P, epsilon, delta)
+        if trace is not None:
+            trace.note(u, threshold=cut, entropy=entropy(P))
+        draft = tree.p[u]
+        rank = {c: i for i, c in enumerate(sorted(table[u], key=lambda x: (-draft[x], x)))}
+        for c in table[u]:
+            passed = bool(P[c] > cut)
+            if trace is not None:
+                trace.test(u + (c,), draft_of(u + (c,)), 1.0 if passed else 0.0, passed, "token")
+            if not passed:
+                continue
+            child = (u + (c,), loglik + math.log(P[c]), positions + (rank[c],))
+            stack.append(child)
+            depth, ll, pos = len(child[0]), child[1], child[2]
+            if depth > best[0] or (depth == best[0] and (
+                    ll > best[1] + LOG_TIE or (abs(ll - best[1]) <= LOG_TIE and pos > best[2]))):
+                best, best_node = (depth, ll, pos), child[0]
+    return best_node
+
+
+class Typical(Verifier):
+    """Medusa's typical acceptance: pass every drafted token with q above min(ε, δ·e^(−H)), keep the
+    longest passing path, and continue greedily."""
+
+    name = "typical"
+    short = "Typical"
+    label = "Medusa's typical acceptance (lossy)"
+    color = "#e377c2"  # pink
+    summary = ("Accept the longest drafted path whose every token has target probability above "
+               "min(ε, δ·exp(−entropy)), the most likely on ties, then add the target's most "
+               "probable next token.")
+    source = ("Cai et al. 2024, Medusa (arXiv 2401.10774, §2.3.1), as released in "
+              "FasterDecoding/Medusa (evaluate_posterior with sampling='typical', fast=True)")
+    single_draft = False
+    order_invariant = True        # it reads the node set (ties go to p's ranks, not to draw order)
+    lossless_by_theory = False
+    needs_models = False
+    closed_form_tau = False
+    token_trees = True
+    parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "extra_token")
+    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
+    listed_on_chains = False
+
+    def __init__(self, epsilon: float = MEDUSA_EPSILON, delta: float = MEDUSA_DELTA,
+                 extra_token: str = "greedy"):
+        epsilon, delta = float(epsilon), float(delta)
+        # ε < 1 keeps the argmax of a one-hot q passing, so that T = 0 is greedy decoding for every
+        # (ε, δ), as Medusa's code makes it by skipping the test there.
+        if not 0.0 <= epsilon < 1.0:
+            raise VerifierError(f"epsilon (Medusa's posterior threshold) must be in [0, 1), got {epsilon:g}")
+        if not (math.isfinite(delta) and delta >= 0.0):
+            raise VerifierError(f"delta (Medusa's posterior alpha) must be a finite number ≥ 0, got {delta:g}")
+        if extra_token not in EXTRA_TOKENS:
+            raise VerifierError(f"extra_token must be one of {', '.join(EXTRA_TOKENS)}, got {extra_token!r}")
+        self.epsilon, self.delta, self.extra_token = epsilon, delta, extra_token
+
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
+        if isinstance(block, TokenTree):
+            tree, draft_of = block, None
+        else:       # K i.i.d. chains: their token tree, and each node offered by the first draft through it
+            tree = TokenTree.from_block(block)
+
+            def draft_of(node: Node) -> int:
+                return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
+        trace = Trace() if self.complete_trace else None
+        s = typical_prefix(tree, self.epsilon, self.delta, trace, draft_of)
+        q = tree.q[s]
+        if self.extra_token == "greedy":
+            y = np.zeros(q.size)
+            y[int(np.argmax(q))] = 1.0
+        else:
+            y = q
+        first = -1 if not s else draft_of(s) if draft_of else tree.table()[s[:-1]][s[-1]][0]
+        return Outcome(s, first, y, trace if trace is not None else Trace())
+
+    def __repr__(self) -> str:
+        return f"<verifier typical ε={self.epsilon:g} δ={self.delta:g}>"
