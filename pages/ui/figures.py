@@ -38,11 +38,12 @@ MIN_LABEL_SIZE = 12
 
 #: Paul Tol's "muted" scheme (https://personal.sron.nl/~pault/, "Colour schemes"): nine colours that
 #: stay distinct with every common colour-vision deficiency; with black and Okabe and Ito's orange
-#: (of the colours tried, the one that kept the eleven nearly as far apart, simulated, as Tol's nine),
-#: the rules' palette: every rule's ``color`` (``core/rules/*.py``) is one of these, each its own
+#: (of the colours tried, the one that kept the eleven nearly as far apart, simulated, as Tol's nine)
+#: and a pink for the twelfth rule, Medusa's lossy `typical` (ΔE ≥ 14 from the other eleven, with
+#: normal vision and every simulated dichromacy), the rules' palette: every rule's ``color`` (``core/rules/*.py``) is one of these, each its own
 #: (``tests/test_figures.py`` simulates the three kinds of colour blindness on them).
 TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499")
-RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00")
+RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00", "#e377c2")
 
 # White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
 # itself carries defaults for every trace type, and building it imported about 140 more modules on
