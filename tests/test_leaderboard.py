@@ -217,7 +217,7 @@ def test_the_results_root_is_the_variable_or_results_under_the_working_folder(tm
     monkeypatch.chdir(tmp_path)
     assert rr.root() == (tmp_path / "results").resolve() and rr.shown_root() == "results/"
     monkeypatch.setenv(rr.ENV, str(tmp_path / "elsewhere"))
-    assert rr.root() == (tmp_path / "elsewhere").resolve() and rr.shown_root() == str(tmp_path / "elsewhere")
+    assert rr.root() == (tmp_path / "elsewhere").resolve() and rr.shown_root() == "$EXPLORER_RESULTS_ROOT/"
 
 
 def test_the_page_opens_results_under_the_root_and_refuses_the_rest_in_one_sentence(results_root_folder,

@@ -51,7 +51,7 @@ def read(name: str, base: Path | None = None) -> pd.DataFrame:
     try:
         frame = read_results(path)
     except ExplorerError as exc:      # named as the reader wrote it: the server's paths stay unsaid
-        raise OutsideResults(ROOT.hide(str(exc), path, shown)) from None
+        raise OutsideResults(ROOT.hide(str(exc).replace(str(path), shown))) from None
     return check_columns(frame, shown)
 
 

@@ -35,7 +35,7 @@ class Root:
 
     ``env`` names the variable that sets it (None: a fixed folder); ``default`` is the folder when
     the variable is unset, relative to the working folder or absolute; ``label`` is how a page names
-    it then (the server's absolute path is not shown); ``noun`` and ``thing`` name the root and what
+    it then; ``noun`` and ``thing`` name the root and what
     lives in it in the sentences ("results root", "results folder"); ``instead`` ends the sentence
     that refuses a path outside (what the reader can do instead)."""
 
@@ -47,8 +47,9 @@ class Root:
     instead: str = ""
 
     def shown(self) -> str:
-        """The root as the page names it: the variable's value (the operator's choice), else ``label``."""
-        return (os.environ.get(self.env) if self.env else None) or self.label
+        """The root as the page names it: ``$VARIABLE/`` where the variable is set, else ``label``.
+        The server's path is never shown (a shell on the server reads the variable's name)."""
+        return f"${self.env}/" if self.env and os.environ.get(self.env) else self.label
 
     def path(self) -> Path:
         """The root, resolved (symbolic links followed), whether or not it exists yet."""
@@ -56,6 +57,17 @@ class Root:
 
     def _given(self) -> Path:
         return Path(os.path.abspath((os.environ.get(self.env) if self.env else None) or self.default))
+
+    def _folders(self, base: Path | None = None) -> tuple[Path, Path]:
+        """The root (or ``base``) as written, absolute, and resolved."""
+        written = self._given() if base is None else Path(os.path.abspath(base))
+        return written, written.resolve()
+
+    def holds(self, path: str | Path, base: Path | None = None) -> bool:
+        """Whether the absolute ``path``, as written, lies under the root (or ``base``), as written or
+        resolved: decided without asking the file system anything about ``path``."""
+        path = Path(os.path.normpath(path))
+        return any(_inside(path, folder) for folder in self._folders(base))
 
     def resolve(self, name: str, base: Path | None = None) -> Path:
         """The path ``name`` names under the root (or under ``base``, another folder, for tests),
@@ -73,35 +85,34 @@ class Root:
         "../etc/passwd" names a folder above the results root; give a name under it, without "..".
         "/etc/passwd" is outside the results root results/: the app opens results folders only there.
         """
-        written = self._given() if base is None else Path(os.path.abspath(base))
-        base = written.resolve()
+        written, base = self._folders(base)
         text = name.strip()
         if not text:
             raise OutsideRoot(f"Name a {self.thing} under the {self.noun} {self.shown()}.")
         given = Path(text)
         if ".." in given.parts:
             raise OutsideRoot(f'"{text}" names a folder above the {self.noun}; give a name under it, without "..".')
-        where = f" ({self.env} on the server names it)" if self.env and os.environ.get(self.env) else ""
         outside = OutsideRoot(f'"{text}" is outside the {self.noun} {self.shown()}: the app opens '
-                              f"{self.thing}s only there{where}{self.instead}.")
-        if given.is_absolute() and not (_inside(given, written) or _inside(given, base)):
+                              f"{self.thing}s only there{self.instead}.")
+        if given.is_absolute() and not self.holds(given, written):
             raise outside                                # refused as written: nothing outside is looked at
-        path = (given if given.is_absolute() else base / given).resolve()
-        if not _inside(path, base):
-            raise outside
-        if path.is_dir():
-            for folder, dirs, files in os.walk(path):    # never follows a link: each is checked
-                for entry in (*dirs, *files):
-                    target = Path(folder, entry)
-                    if target.is_symlink() and not _inside(target.resolve(), base):
-                        raise OutsideRoot(f'"{text}" holds a link to a file outside the {self.noun} '
-                                          f"{self.shown()}; the app does not follow it.")
+        try:                                             # a loop of links is a link that leads out
+            path = (given if given.is_absolute() else base / given).resolve()
+            if not _inside(path, base):
+                raise outside
+            if path.is_dir():
+                for folder, dirs, files in os.walk(path):    # never follows a link: each is checked
+                    for entry in (*dirs, *files):
+                        target = Path(folder, entry)
+                        if target.is_symlink() and not _inside(target.resolve(), base):
+                            raise OutsideRoot(f'"{text}" holds a link to a file outside the {self.noun} '
+                                              f"{self.shown()}; the app does not follow it.")
+        except (OSError, RuntimeError):
+            raise outside from None
         return path
 
-    def hide(self, message: str, path: Path, name: str) -> str:
-        """``message`` (a reader's error about ``path``, which ``name`` named) with the server's paths
-        replaced: ``path`` by ``name``, the root by ``shown()``."""
-        message = message.replace(str(path), name)
-        for root in {str(self.path()), str(self._given())}:
-            message = message.replace(root, self.shown().rstrip("/"))
+    def hide(self, message: str) -> str:
+        """``message`` with the root's server path (as written and resolved) replaced by ``shown()``."""
+        for folder in sorted({str(f) for f in self._folders()}, key=len, reverse=True):
+            message = message.replace(folder, self.shown().rstrip("/"))
         return message
