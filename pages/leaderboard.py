@@ -104,8 +104,8 @@ if source == SOURCES[0]:
             errors.show(exc, "the sweep")
 elif source == SOURCES[1]:
     # Only under the results root: a hosted app must not open the server's other files.
-    path = st.text_input(f"Results folder under {results_root.shown_root()} (written by `python -m core sweep "
-                         f"--out {results_root.shown_root().rstrip('/')}/NAME`)", key="lb_path",
+    path = st.text_input(f"Results folder under `{results_root.shown_root()}` (written by `python -m core sweep "
+                         f"--out {results_root.shown_root()}NAME`)", key="lb_path",
                          help=f"A name under the server's results root ({results_root.ENV}); a path "
                               "elsewhere, \"..\" or a link out of it is refused. Upload your own results instead.")
     if st.button("Open", type="primary", key="lb_open"):
