@@ -777,6 +777,43 @@ def test_live_decoder_methods_survive_a_pair_switch_and_an_empty_choice_says_so(
     no_exception(page)
 
 
+def test_live_decoder_loads_models_only_under_the_models_root(server, browser_page, models_root, tmp_path):
+    """A hosted app is a server: "..", a folder elsewhere and a hub name (the hub is off unless the
+    operator allows it) are refused in one sentence that shows nothing of what lies outside; a pair
+    under the models root (the session's: pytest's base folder) loads by its name under the root."""
+    from tests.apptest import make_tiny_pair
+
+    target, draft = (str(Path(p).relative_to(models_root)) for p in make_tiny_pair(tmp_path / "pair"))
+    page = browser_page
+    sidebar = page.get_by_test_id("stSidebar")
+    error = page.get_by_test_id("stAlertContentError")
+    page.goto(f"{server}/live_decoder")
+    settle(page, timeout=SLOW)
+    rerun(page, lambda: sidebar.get_by_text("Local folders or hub names").click())
+    draft_box, target_box = sidebar.get_by_label("Draft p (folder or hub name)"), sidebar.get_by_label("Target q (folder or hub name)")
+    draft_box.fill(draft)
+    draft_box.press("Enter")
+    expect(error).to_contain_text("Give both a target and a draft", timeout=120_000)
+    settle(page)
+    with tempfile.TemporaryDirectory(prefix="private-") as outside:
+        Path(outside, "secret.txt").write_text("not for students")
+        for name, words in (("../../etc", "names a folder above the models root"),
+                            (outside, "is outside the models root $EXPLORER_MODELS_ROOT/"),
+                            (f"{outside}/secret.txt", "is outside the models root"),
+                            ("gpt2", "this server loads no hub models (EXPLORER_ALLOW_HUB is off)")):
+            target_box.fill(name)
+            target_box.press("Enter")
+            expect(error.filter(has_text=words)).to_be_visible(timeout=120_000)
+            settle(page)
+            assert error.count() == 1 and "\n" not in error.inner_text()
+            assert "not for students" not in page.inner_text("body") and str(models_root) not in page.inner_text("body")
+            no_exception(page)
+    target_box.fill(target)
+    rerun(page, lambda: target_box.press("Enter"), timeout=SLOW)        # the refusal goes with this run
+    outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text=f"Loaded: target {target}, draft {draft},"))
+    no_exception(page)
+
+
 def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(server, browser_page, tmp_path):
     """Item 4: K = 100 is refused in one sentence, "2,2,2" runs once, a sweep's bands never go below
     block efficiency 1 or speedup 0, and BV, single-draft, says it draws one draft."""
