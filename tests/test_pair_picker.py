@@ -356,3 +356,17 @@ def test_the_command_line_loads_any_folder(hosted, capsys):
                  "--method", "bv", "--K", "1", "--L", "2", "--max-new-tokens", "4", "--threads", "1", "--json"])
     assert code == 0
     assert 1 <= len(json.loads(capsys.readouterr().out)["tokens"]) <= 4
+
+
+def test_the_bundled_pair_is_named_as_a_reader_types_it(toy, monkeypatch):
+    """The sidebar and the sweeps' JSON name the bundled pair by its folders under toy_models/, and
+    its missing-pair sentence says no server path."""
+    from core.decoding import presets
+    from core.decoding.errors import PairError
+    from pages.ui import models_root
+    pair = pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
+    assert (pair.target_name, pair.draft_name) == ("toy_models/pystdlib/target", "toy_models/pystdlib/draft")
+    monkeypatch.setitem(presets.BUNDLED_PAIRS, "toy", models_root.SHIPPED.path() / "missing")
+    with pytest.raises(PairError) as caught:
+        pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
+    assert str(caught.value).startswith("the bundled pair is missing under toy_models/missing; train it")

@@ -21,6 +21,7 @@ from core.data.trace import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
                            hub_presets, load_pair, toy_pair)
+from core.decoding.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import errors, models_root
 
@@ -98,7 +99,10 @@ def _load(source: str, target, draft):
     (``models_root.ModelSource``).  The bundled pair is named as a reader would type it (its
     folders under ``toy_models/``), not by the server's paths."""
     if source == PAIR_SOURCES[0]:
-        pair = toy_pair()
+        try:
+            pair = toy_pair()
+        except PairError as exc:          # "the bundled pair is missing under …": not the server's path
+            raise PairError(models_root.hide(str(exc))) from None
         pair.target_name, pair.draft_name = map(models_root.shown_name, (pair.target_name, pair.draft_name))
         return pair
     if source == PAIR_SOURCES[1]:
