@@ -370,3 +370,11 @@ def test_the_bundled_pair_is_named_as_a_reader_types_it(toy, monkeypatch):
     with pytest.raises(PairError) as caught:
         pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
     assert str(caught.value).startswith("the bundled pair is missing under toy_models/missing; train it")
+
+
+def test_the_roots_examples_hold():
+    """``pages.ui.roots``'s docstring examples (pytest collects doctests under core/ only)."""
+    import doctest
+
+    from pages.ui import roots
+    assert doctest.testmod(roots).failed == 0
