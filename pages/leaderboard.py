@@ -82,7 +82,6 @@ if source == SOURCES[0]:
                 raise SweepError(f"this app runs sweeps only on a scheduler on this machine (127.0.0.1) or on the "
                                  f"one its server names in {SCHEDULER_ENV}; {address} is neither")
             cluster = dask_client(address) if address else nullcontext(routing.sweep_client())
-            out = Path(tempfile.mkdtemp(prefix="leaderboard-")) / "sweep.parquet"
             bar = st.progress(0.0, text="Starting")
 
             def progress(done: int, total: int, elapsed: float) -> None:
@@ -90,19 +89,22 @@ if source == SOURCES[0]:
                 bar.progress(done / total, text=f"{done} of {total} instances · {elapsed:.0f} s elapsed · "
                                                 f"about {eta:.0f} s left")
 
-            with cluster as client:
+            # The rows go through a results folder, read back as every other source is; the folder
+            # is the app's own and is removed once read (a rerun that stops the sweep removes it too).
+            with cluster as client, tempfile.TemporaryDirectory(prefix="explorer-sweep-") as folder:
+                out = Path(folder) / "sweep.parquet"
                 report = run_sweep(config, ResultsStore(out, config), client=client, progress=progress)
                 workers = len(client.scheduler_info()["workers"])
+                frame = read_results(out)
             bar.empty()
             where = f"the scheduler at {address}" if address else "the cluster inside this app"
-            ss["lb_result"] = {"frame": read_results(out), "origin": f"{report.computed} instances computed in "
-                               f"{report.seconds:.1f} s on {workers} Dask workers of {where}; the results "
-                               f"folder is `{out}`."}
+            ss["lb_result"] = {"frame": frame, "origin": f"{report.computed} instances computed in "
+                               f"{report.seconds:.1f} s on {workers} Dask workers of {where}."}
         except Exception as exc:  # noqa: BLE001
             errors.show(exc, "the sweep")
 elif source == SOURCES[1]:
     # Only under the results root: a hosted app must not open the server's other files.
-    path = st.text_input(f"Results folder under {results_root.shown_root()} (written by `python -m core sweep "
+    path = st.text_input(f"Results folder under `{results_root.shown_root()}` (written by `python -m core sweep "
                          f"--out {results_root.shown_root()}NAME`)", key="lb_path",
                          help=f"A name under the server's results root ({results_root.ENV}); a path "
                               "elsewhere, \"..\" or a link out of it is refused. Upload your own results instead.")

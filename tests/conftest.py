@@ -10,3 +10,14 @@ def tiny_pair(tmp_path_factory):
     pytest.importorskip("transformers")
     from tests.apptest import make_tiny_pair
     return make_tiny_pair(tmp_path_factory.mktemp("pair"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def models_root(tmp_path_factory):
+    """The app's models root (``EXPLORER_MODELS_ROOT``) for the session, the browser tests' server
+    included: pytest's base temporary folder, under which every tiny pair a test builds lies, so the
+    pages load them by their paths.  Tests of the root itself set their own."""
+    base = tmp_path_factory.getbasetemp()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPLORER_MODELS_ROOT", str(base))
+        yield base

@@ -41,10 +41,19 @@ def serial() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def swept():
-    """The page after running the tiny sweep (shared: the cluster starts once)."""
+def server_temp(tmp_path_factory) -> Path:
+    """The temporary folder of the server while the tiny sweep runs (``tempfile.tempdir``)."""
+    return tmp_path_factory.mktemp("server-temp")
+
+
+@pytest.fixture(scope="module")
+def swept(server_temp):
+    """The page after running the tiny sweep (shared: the cluster starts once), with the server's
+    temporary folders made in ``server_temp``."""
     at = open_page("pages/leaderboard.py", state=TINY)
-    at.button(key="lb_go").click().run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(server_temp))
+        at.button(key="lb_go").click().run()
     no_errors(at)
     return at
 
@@ -83,6 +92,16 @@ def test_a_live_sweep_gives_the_serial_rows_and_the_summary_numbers(swept, seria
     xs = [x for t in points for x in t["x"]]
     assert sorted(xs) == sorted(serial[serial.method == a].ratio_lp.tolist())
     assert sum(len(t["y"]) for t in points) == 4                      # 2 K × 2 instances
+
+
+def test_a_live_sweep_leaves_no_folder_behind_and_shows_no_server_path(swept, server_temp):
+    """The sweep's results folder is the app's own, removed once its rows are read, and the page
+    names no folder of the server (it named a mkdtemp folder, never removed, on every click)."""
+    left = sorted(p.name for p in server_temp.iterdir() if p.name != "dask-scratch-space")   # Dask's own, removed as it stops
+    assert left == []
+    [origin] = [s.value for s in swept.success]
+    assert re.fullmatch(r"4 instances computed in \d+\.\d s on \d+ Dask workers of the cluster inside this app\.",
+                        origin), origin
 
 
 def test_the_worst_instances_table_starts_with_the_summary_worst(swept, serial):
@@ -198,7 +217,7 @@ def test_the_results_root_is_the_variable_or_results_under_the_working_folder(tm
     monkeypatch.chdir(tmp_path)
     assert rr.root() == (tmp_path / "results").resolve() and rr.shown_root() == "results/"
     monkeypatch.setenv(rr.ENV, str(tmp_path / "elsewhere"))
-    assert rr.root() == (tmp_path / "elsewhere").resolve() and rr.shown_root() == str(tmp_path / "elsewhere")
+    assert rr.root() == (tmp_path / "elsewhere").resolve() and rr.shown_root() == "$EXPLORER_RESULTS_ROOT/"
 
 
 def test_the_page_opens_results_under_the_root_and_refuses_the_rest_in_one_sentence(results_root_folder,

@@ -164,3 +164,217 @@ def test_an_empty_token_text_is_not_the_root_symbol():
     assert pair_picker.visible("") == "⟨empty⟩"
     assert pair_picker.visible(" x\n") == "␣x↵"
     assert pair_picker.visible("abcdefghijk") == "abcdefg…"
+
+
+# -- models only from the folders the app owns (a hosted app is a server) -----------------------
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, tiny_pair):
+    """A server's folders: a models root holding the tiny pair as pair/{target,draft}, a link out of
+    it, a model whose tokenizer file links out, a folder that is no model and a model that asks to
+    run its own code; beside the root, a private folder with a secret and a model of its own."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    base = tmp_path_factory.mktemp("server")
+    root, outside = base / "models", base / "private"
+    for folder in (root, outside):
+        for role, path in zip(("target", "draft"), tiny_pair):
+            shutil.copytree(path, folder / "pair" / role)
+    (outside / "secret.txt").write_text("not for students")
+    (root / "link").symlink_to(outside / "pair")
+    leaky = root / "leaky"
+    shutil.copytree(tiny_pair[0], leaky)
+    (leaky / "tokenizer.json").unlink()
+    (leaky / "tokenizer.json").symlink_to(outside / "pair" / "target" / "tokenizer.json")
+    (root / "empty").mkdir()
+    custom = root / "custom"
+    shutil.copytree(tiny_pair[0], custom)
+    config = json.loads((custom / "config.json").read_text())
+    config.update(model_type="explorer_custom", auto_map={"AutoConfig": "custom.CustomConfig",
+                                                          "AutoModelForCausalLM": "custom.CustomModel"})
+    (custom / "config.json").write_text(json.dumps(config))
+    (custom / "custom.py").write_text(f"open({str(base / 'ran')!r}, 'w').close()\n"
+                                      "from transformers import LlamaConfig, LlamaForCausalLM\n"
+                                      "class CustomConfig(LlamaConfig):\n    model_type = 'explorer_custom'\n"
+                                      "class CustomModel(LlamaForCausalLM):\n    config_class = CustomConfig\n")
+    return Path(root).resolve(), Path(outside).resolve(), base.resolve()
+
+
+@pytest.fixture
+def hosted(server, monkeypatch):
+    """The server's models root set, the hub not allowed (the default)."""
+    root, outside, base = server
+    monkeypatch.setenv("EXPLORER_MODELS_ROOT", str(root))
+    monkeypatch.delenv("EXPLORER_ALLOW_HUB", raising=False)
+    return server
+
+
+def refusal(name: str, role: str = "target") -> str:
+    from pages.ui import models_root
+    with pytest.raises(models_root.OutsideRoot) as caught:
+        models_root.locate(name, role)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_model_folders_are_read_under_the_models_root_or_toy_models_only(hosted):
+    from pages.ui import models_root
+    root, outside, _ = hosted
+    target = str(root / "pair" / "target")
+    assert models_root.locate("pair/target", "target") == ("pair/target", target, False)
+    assert models_root.locate(" ./pair/target ", "target").where == target
+    assert models_root.locate(target, "target").where == target                    # absolute, inside
+    shipped = models_root.SHIPPED.path() / "pystdlib" / "target"
+    assert models_root.locate("toy_models/pystdlib/target", "target").where == str(shipped)
+    assert models_root.locate(str(shipped), "target").where == str(shipped)
+    assert models_root.shown_name(shipped) == "toy_models/pystdlib/target"
+    assert models_root.shown_name(target) == "pair/target"
+    for name, words in (("../private/pair/target", 'names a folder above the models root; give a name under it, without ".."'),
+                        ("toy_models/../../private", 'without ".."'),
+                        (str(outside / "pair" / "target"), "is outside the models root"),
+                        ("/etc/passwd", "is outside the models root"),
+                        ("link/target", "is outside the models root"),                 # a link out of the root
+                        ("leaky", "holds a link to a file outside the models root"),     # a file inside links out
+                        ("toy_models/nothing", 'There is no model folder "toy_models/nothing" under the models root'),
+                        ("~/.cache", 'There is no model folder "~/.cache"')):
+        assert words in refusal(name), name
+    # Whether a path outside exists is not said: an outside model folder, the secret beside it and a
+    # path that is nowhere get the same sentence but for their names.
+    same = {refusal(str(outside / name)).replace(str(outside / name), "NAME")
+            for name in ("pair/target", "secret.txt", "no/such/folder")}
+    assert len(same) == 1 and "private" not in same.pop()
+
+
+def test_an_absolute_path_elsewhere_is_refused_as_written(hosted, tmp_path):
+    """A path outside the root is refused before the file system is asked: a loop of links out
+    there gets the sentence every outside path gets (resolving it raised, and said it existed)."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert refusal(str(loop / "model")) == refusal(str(tmp_path / "nothing")).replace("nothing", "loop/model")
+    root, _, _ = hosted
+    (root / "loop").symlink_to(root / "loop")
+    try:
+        assert "is outside the models root" in refusal("loop")                # a loop inside leads nowhere
+    finally:
+        (root / "loop").unlink()
+
+
+def test_hub_names_load_only_where_the_operator_allows_them(hosted, monkeypatch, tmp_path):
+    from pages.ui import models_root
+    assert "this server loads no hub models (EXPLORER_ALLOW_HUB is off)" in refusal("gpt2")
+    assert "EXPLORER_ALLOW_HUB is off" in refusal("HuggingFaceTB/SmolLM2-135M", "draft")
+    with pytest.raises(models_root.OutsideRoot, match="starting the app with EXPLORER_ALLOW_HUB=1"):
+        models_root.check_hub()
+    monkeypatch.setenv("EXPLORER_ALLOW_HUB", "1")
+    models_root.check_hub()
+    assert models_root.locate("gpt2", "target") == ("gpt2", "gpt2", True)
+    assert models_root.locate("HuggingFaceTB/SmolLM2-135M", "draft").hub
+    assert not models_root.locate("pair/target", "target").hub                   # a folder under the root first
+    assert "it is no Hugging Face hub name" in refusal("not a name!")
+    assert 'There is no model folder "/etc"' not in refusal("/etc")                # a path is never a hub name
+    monkeypatch.chdir(tmp_path)                                                   # transformers would read this
+    (tmp_path / "pages").mkdir()                                                  # folder of the working folder
+    assert "it is no Hugging Face hub name" in refusal("pages")
+
+
+def test_a_load_names_models_as_typed_and_no_server_path(hosted):
+    from core.decoding.errors import PairError
+    from pages.ui import models_root
+    root, _, base = hosted
+    pair = models_root.load(models_root.locate("pair/target", "target"), models_root.locate("pair/draft", "draft"))
+    assert (pair.target_name, pair.draft_name) == ("pair/target", "pair/draft")
+    with pytest.raises(PairError) as caught:
+        models_root.load(models_root.locate("empty", "target"), models_root.locate("pair/draft", "draft"))
+    assert str(caught.value) == "the target directory empty holds no config.json: it is not a Hugging Face model directory"
+    assert str(base) not in str(caught.value)
+
+
+def test_a_model_that_asks_to_run_its_own_code_is_refused_and_its_code_never_runs(hosted):
+    """The app loads as the live pages do (``loaded_pair``: a background thread); nothing passes
+    ``trust_remote_code``, and transformers refuses a model whose classes are its own code."""
+    import pathlib
+
+    from core.decoding.errors import PairError
+    from pages.ui import models_root
+    root, _, base = hosted
+    source = (models_root.locate("custom", "target"), models_root.locate("pair/draft", "draft"))
+    with pytest.raises(PairError, match="contains custom code which must be executed") as caught:
+        pair_picker.loaded_pair(pair_picker.PAIR_SOURCES[3], *source)
+    assert str(base) not in str(caught.value) and "\n" not in str(caught.value)
+    assert not (base / "ran").exists()
+    project = pathlib.Path(__file__).resolve().parents[1]
+    assert not [str(f) for top in ("core", "pages") for f in (project / top).rglob("*.py")
+                if "trust_remote_code=True" in f.read_text()]
+
+
+def test_the_live_pages_refuse_folders_outside_the_root_in_one_sentence(hosted):
+    """AppTest of the live decoder and the sweeps page (one picker): the pair under the root loads by
+    its name; "..", a model folder outside, a link out and a hub name are one sentence each, which
+    names no server path and shows nothing of the private folder."""
+    from tests.apptest import no_errors, open_page
+    root, outside, base = hosted
+    for page in ("pages/live_decoder.py", "pages/sweeps.py"):
+        at = open_page(page, state={"dec_source": "Local folders or hub names", "dec_target": "pair/target",
+                                    "dec_draft": "pair/draft"})
+        no_errors(at)
+        assert "Loaded: target `pair/target`, draft `pair/draft`" in at.sidebar.caption[-1].value
+        for name, words in (("../private/pair/target", "names a folder above the models root"),
+                            (str(outside / "pair" / "target"), "is outside the models root"),
+                            ("link/target", "is outside the models root"),
+                            ("gpt2", "EXPLORER_ALLOW_HUB is off")):
+            at.sidebar.text_input(key="dec_target").set_value(name).run()
+            assert not at.exception
+            [error] = [e.value.replace("\\", "") for e in at.error]          # shown as plain text: unescaped
+            assert words in error and "\n" not in error and str(base) not in error.replace(name, "")
+            assert "not for students" not in str([e.value for e in at.main.markdown])
+        at.sidebar.text_input(key="dec_target").set_value("pair/target").run()
+        no_errors(at)
+
+
+def test_a_hub_preset_is_refused_unless_the_operator_allows_the_hub(hosted, monkeypatch):
+    from tests.apptest import open_page
+    at = open_page("pages/live_decoder.py", state={"dec_source": "Hub preset"})
+    [error] = [e.value.replace("\\", "") for e in at.error]
+    assert error.startswith("This server loads no models from the Hugging Face hub, so not a hub preset")
+    monkeypatch.setenv("EXPLORER_ALLOW_HUB", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")                  # no network here: the load is tried, and fails
+    at.run()
+    [error] = [e.value.replace("\\", "") for e in at.error]
+    assert "EXPLORER_ALLOW_HUB" not in error and "Hugging Face hub" in error
+
+
+def test_the_command_line_loads_any_folder(hosted, capsys):
+    """The command line runs on the user's own machine: the app's models root is not its business."""
+    import json
+
+    from core.cli import main
+    _, outside, _ = hosted
+    code = main(["decode", "--target", str(outside / "pair" / "target"), "--draft", str(outside / "pair" / "draft"),
+                 "--method", "bv", "--K", "1", "--L", "2", "--max-new-tokens", "4", "--threads", "1", "--json"])
+    assert code == 0
+    assert 1 <= len(json.loads(capsys.readouterr().out)["tokens"]) <= 4
+
+
+def test_the_bundled_pair_is_named_as_a_reader_types_it(toy, monkeypatch):
+    """The sidebar and the sweeps' JSON name the bundled pair by its folders under toy_models/, and
+    its missing-pair sentence says no server path."""
+    from core.decoding import presets
+    from core.decoding.errors import PairError
+    from pages.ui import models_root
+    pair = pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
+    assert (pair.target_name, pair.draft_name) == ("toy_models/pystdlib/target", "toy_models/pystdlib/draft")
+    monkeypatch.setitem(presets.BUNDLED_PAIRS, "toy", models_root.SHIPPED.path() / "missing")
+    with pytest.raises(PairError) as caught:
+        pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
+    assert str(caught.value).startswith("the bundled pair is missing under toy_models/missing; train it")
+
+
+def test_the_roots_examples_hold():
+    """``pages.ui.roots``'s docstring examples (pytest collects doctests under core/ only)."""
+    import doctest
+
+    from pages.ui import roots
+    assert doctest.testmod(roots).failed == 0

