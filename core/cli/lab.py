@@ -165,10 +165,31 @@ def _emit(result, text: str) -> None:
     print(text)
 
 
+def _with_certificate(row: dict, key: str, cert) -> dict:
+    """``row`` with an LP value's fraction (under ``key``) replaced by its certificate's
+    (``core.bounds.certify``: a fraction only when an exact plan and an exact dual bound coincide)
+    and ``certified`` (true/false) right after it."""
+    out = {}
+    for k, v in row.items():
+        out[k] = cert.fraction if k == key else v
+        if k == key:
+            out["certified"] = cert.certified
+    return out
+
+
+def _fraction_cell(row: dict) -> str:
+    """The text table's fraction column: the fraction, or "not certified" for an LP value that has
+    none."""
+    if row.get("certified") is False:
+        return "not certified"
+    return row["expected_accepted_fraction"] or ""
+
+
 def cmd_exact(args) -> int:
     from core.analysis.exact import exact_analysis
+    from core.bounds.certify import certify_tree_lp
     from core.errors import USER_ERRORS
-    from core.rules.registry import make_verifier, resolve
+    from core.rules.registry import display_name, make_verifier, resolve
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -187,14 +208,19 @@ def cmd_exact(args) -> int:
             else:
                 verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law)
                 summary = exact_analysis(verifier, draft, target, shape=shape, law=law).summary()
-                rows.append({**summary, "method": name})
+                summary["method"] = display_name(name, shape)
+                if resolve(name).name == "lp_optimal":
+                    summary = _with_certificate(summary, "expected_accepted_fraction",
+                                                certify_tree_lp(draft, target, shape, law))
+                rows.append(summary)
         except USER_ERRORS as exc:
             # One rule asked for alone reports its refusal as the error; among all of them, a rule
             # refused here (the tree LP too large, an enumeration too long) is skipped and named,
             # and every other rule is still computed.
             if args.method != "all":
                 raise
-            skipped.append({"method": name, "reason": str(exc).strip().splitlines()[0]})
+            skipped.append({"method": display_name(name, shape) if shape is not None else name,
+                            "reason": str(exc).strip().splitlines()[0]})
     if not rows:
         raise CLIError("every rule was refused on this configuration: "
                        + "; ".join(f"{s['method']}: {s['reason']}" for s in skipped))
@@ -206,7 +232,7 @@ def cmd_exact(args) -> int:
         _emit(result, _header(args, shape, law, target.V) + "\n" + _table(rows, columns))
     else:
         for row in rows:
-            row["fraction"] = row["expected_accepted_fraction"] or ""
+            row["fraction"] = _fraction_cell(row)
         _emit(result, _header(args, shape, law, target.V) + "\n" +
               _table(rows, columns[:2] + ["fraction"] + columns[2:]))
     # one line per reason on stderr; stdout holds the table or valid JSON alone
@@ -221,7 +247,7 @@ def cmd_exact(args) -> int:
 
 def cmd_bound(args) -> int:
     from core import bounds
-    from core.data.fractions import fraction
+    from core.bounds.certify import certify_tree_lp
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -229,11 +255,12 @@ def cmd_bound(args) -> int:
         if args.kind != "lp":
             raise CLIError(f"the {args.kind} bound is defined for K i.i.d. chains only; use --kind lp "
                            f"(the own-law LP) with --tree or --law")
-        value = float(bounds.optimal_tree_lp(draft, target, shape, law).value)
-        result = {"kind": "lp", "value": value, "K": shape.K, "L": shape.L, **shape.describe(),
-                  "law": law, "value_fraction": fraction(value, integers=True)}
+        cert = certify_tree_lp(draft, target, shape, law)
+        result = {"kind": "lp", "value": cert.value, "K": shape.K, "L": shape.L, **shape.describe(),
+                  "law": law, "value_fraction": cert.fraction, "certified": cert.certified}
+        fraction_ = cert.fraction if cert.certified else "not certified"
         _emit(result, json.dumps(result) if args.json else _header(args, shape, law, target.V) + "\n" +
-              _table([{**result, "fraction": result["value_fraction"] or ""}], ["kind", "value", "fraction"]))
+              _table([{**result, "fraction": fraction_}], ["kind", "value", "fraction"]))
         return 0
     if args.kind == "lp":
         value = bounds.optimal_lp(draft, target, args.K, args.L).value
@@ -254,7 +281,7 @@ def cmd_bound(args) -> int:
 
 def cmd_montecarlo(args) -> int:
     from core.analysis.montecarlo import monte_carlo
-    from core.rules.registry import make_verifier
+    from core.rules.registry import display_name, make_verifier
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -270,7 +297,7 @@ def cmd_montecarlo(args) -> int:
         result = monte_carlo(verifier, draft, target, n=args.n, seed=args.seed, shape=shape, law=law)
         trees = {**shape.describe(), "law": law}
     lo, hi = result.tau_interval()
-    summary = {"method": name, "K": result.K, "L": result.L, **trees, "n": args.n, "seed": args.seed,
+    summary = {"method": name if shape is None else display_name(name, shape), "K": result.K, "L": result.L, **trees, "n": args.n, "seed": args.seed,
                "expected_accepted": result.tau_mean,
                "expected_accepted_ci": list(result.tau_mean_interval()),
                "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),
