@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from functools import lru_cache
 from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
@@ -95,11 +96,12 @@ class Certificate:
         return None if self.exact is None else str(self.exact)
 
     def text(self) -> str:
-        """The value as the table shows it: the fraction when certified, else the float to 1e-9
-        and "not certified"."""
-        return self.fraction if self.certified else f"{self.value:.9f} (not certified)"
+        """The value as it is shown: the fraction when certified, else the float to 1e-9, "not
+        certified" and why."""
+        return self.fraction if self.certified else f"{self.value:.9f}, not certified: {self.reason}"
 
 
+@lru_cache(maxsize=4096)
 def rational(x: float) -> Fraction:
     """The fraction of denominator ≤ ``MAX_DENOMINATOR`` that ``x`` equals to ``MATCH``, or
     ``NotRational``.
@@ -233,8 +235,7 @@ def _uncertified(draft, target, shape, law, reason: str) -> Certificate:
     """The solver's optimum alone, for models certification refuses."""
     from core.bounds.lp import optimal_tree_lp
 
-    return Certificate(float(optimal_tree_lp(draft, target, shape, law).value), None,
-                       f"not certified: {reason}")
+    return Certificate(float(optimal_tree_lp(draft, target, shape, law).value), None, reason)
 
 
 def _exact_matrix(system, pm: Sequence[Fraction], q_exact) -> tuple[list[dict[int, Fraction]], list[Fraction]]:
@@ -317,15 +318,15 @@ def _exact_primal(system, x_float: np.ndarray, pm: Sequence[Fraction], q_exact
     restricted = [{j: v for j, v in r.items() if j in keep} for r in rows]
     x = _solve_exact(restricted, rhs)
     if x is None:
-        return None, "not certified: the equality rows have no exact solution on the solver's support"
+        return None, "the equality rows have no exact solution on the solver's support"
     if any(v < 0 for v in x.values()):
-        return None, "not certified: the exact plan on the solver's support has a negative entry"
+        return None, "the exact plan on the solver's support has a negative entry"
     for r, b in zip(rows, rhs):
         if sum((v * x.get(j, 0) for j, v in r.items()), Fraction(0)) != b:   # pragma: no cover
-            return None, "not certified: the exact plan breaks a row"
+            return None, "the exact plan breaks a row"
     bad = _spec_rows_broken(lay, x, pm, q_exact)
     if bad:                                                                     # pragma: no cover
-        return None, f"not certified: the exact plan breaks {bad}"
+        return None, f"the exact plan breaks {bad}"
     r_depth = lay.r_depth.tolist()
     return sum((r_depth[j] * v for j, v in x.items() if j < lay.n_r), Fraction(0)), ""
 

@@ -1,9 +1,9 @@
-"""Command-line interface: ``python -m core {exact,bound,montecarlo,decode,bench,sweep} ...``.
+"""Command-line interface: ``python -m core {exact,bound,montecarlo,trees,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
 quickly; they take K i.i.d. drafts (``--K --L``) or a static token tree (``--tree b1,b2,...``), drafted
-by a law (``--law iid|wor|topk|greedy``, default iid); ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers) and
-``sweep`` to ``core.cli.sweep``.
+by a law (``--law iid|wor|topk|greedy``, default iid); ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers),
+``sweep`` to ``core.cli.sweep`` and ``trees`` to ``core.cli.trees``.
 Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 ``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
@@ -25,17 +25,19 @@ LAW_NAMES = ("iid", "wor", "topk", "greedy")       # core.data.laws.LAWS, withou
 CHAINS_ONLY = "defined on K i.i.d. chains only"
 
 
-def _add_models(p: argparse.ArgumentParser) -> None:
+def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
+    """The toy pair, the temperature and --json; with ``drafts``, --K/--L/--tree/--law too."""
     p.add_argument("--draft", metavar="P.json", help="draft model p (toy-model JSON file)")
     p.add_argument("--target", metavar="Q.json", help="target model q (toy-model JSON file)")
     p.add_argument("--preset", help="a named toy configuration instead of --draft/--target "
                    "(binary-toy, several-drafts, gbv-lossless, three-token-toy)")
-    p.add_argument("--K", type=int_range("K", 1, MAX_K), help="number of drafts (chains)")
-    p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
-    p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
-                   "a node of depth d gets b_(d+1) draws per copy")
-    p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
-                   "chains, at every node of a tree")
+    if drafts:
+        p.add_argument("--K", type=int_range("K", 1, MAX_K), help="number of drafts (chains)")
+        p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
+        p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
+                       "a node of depth d gets b_(d+1) draws per copy")
+        p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
+                       "chains, at every node of a tree")
     p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -61,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in ("decode", "bench"):
         sub.add_parser(name, add_help=False, help=f"real-model {name} (see `python -m core {name} -h`)")
+    sub.add_parser("trees", add_help=False, help="the budget question: every tree shape of n drafted "
+                   "tokens × law × verifier (see `python -m core trees -h`)")
     sub.add_parser("sweep", add_help=False, help="rule leaderboards over instance families (see `python -m core sweep -h`)")
     return parser
 

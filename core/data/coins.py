@@ -109,14 +109,16 @@ class _Branch:
 
     def categorical(self, probs: np.ndarray) -> int:
         if self.exact is not None:
-            weights = [self.exact(float(x)) for x in probs]
-            total = sum(weights)
-            support = [i for i, w in enumerate(weights) if w > 0]
+            support = [i for i, x in enumerate(probs) if x > 0]
             if not support:
                 raise ValueError("cannot normalize a vector with no positive mass")
             if len(support) == 1:
                 return support[0]
-            return self._choose([(i, weights[i] / total) for i in support])
+            if self.pos < len(self.forced):           # a replayed choice: its weight is charged
+                return self._choose(())
+            weights = [self.exact(float(probs[i])) for i in support]
+            total = sum(weights)
+            return self._choose([(i, w / total) for i, w in zip(support, weights)])
         dist = normalized(probs)
         support = np.flatnonzero(dist > 0)
         if support.size == 1:
