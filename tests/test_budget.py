@@ -97,6 +97,15 @@ def test_certification_is_refused_for_models_that_are_not_simple_rationals():
     assert rational(0.15) == F(3, 20) and rational(2 / 3) == F(2, 3)
 
 
+def test_probabilities_renormalised_off_by_an_ulp_are_still_their_fractions():
+    """(0.2, 0.7, 0.1) sums to 1 + 2⁻⁵² in floats, so the model renormalises it to
+    (0.20000000000000004, …): each is still within 1e-15 of its fraction, and certified."""
+    draft, target = tm.IIDModel([0.5, 0.25, 0.25]), tm.IIDModel([0.2, 0.7, 0.1])
+    assert target.cond(())[0] != 0.2
+    cert = certify_tree_lp(draft, target, Shape.tree((2, 1)), "wor")
+    assert cert.certified and abs(float(cert.exact) - optimal_tree_lp(draft, target, Shape.tree((2, 1)), "wor").value) < 1e-9
+
+
 def test_a_rationalised_distribution_must_sum_to_one():
     """Each entry a simple fraction, the row not a distribution in Q: refused (a model built past
     ``as_distribution``, which would renormalise)."""

@@ -244,12 +244,12 @@ def _exact_matrix(system, pm: Sequence[Fraction], q_exact) -> tuple[list[dict[in
     P(t) is exact."""
     lay = system.layout
     V = lay.V
-    to_exact = {float(x): x for level in q_exact for row in level for x in row}
     rows: list[dict[int, Fraction]] = [dict() for _ in range(system.b.size)]
     for i, j, v in zip(system.rows.tolist(), system.cols.tolist(), system.vals.tolist()):
         if v == 0.0:
             continue
-        exact = Fraction(int(v)) if v in (1.0, -1.0) else -to_exact[-v]
+        # −q(y|u) is the very float ``exact_levels`` rationalised into q_exact
+        exact = Fraction(int(v)) if v in (1.0, -1.0) else -rational(-v)
         rows[i][j] = rows[i].get(j, 0) + exact
     rhs = [Fraction(0)] * system.b.size
     rhs[:lay.M] = list(pm)
