@@ -251,6 +251,10 @@ def test_the_iid_chains_lp_and_the_topk_programme(tables):
         assert dp["context_independent"] and dp["expected_accepted_fraction"] == str(value)
         assert abs(dp["programme_value"] - float(value)) < 1e-12
         assert {"".join(map(str, u)) for u in dp["token_paths"]} == tree
+        # "each beats the branching-vector topk trees of equal n, except bin n = 6" (complete)
+        static = [r["expected_accepted"] for r in data["rows"] if r["shape"] == "tree" and r["law"] == "topk"
+                  and r["verifier"] == "lp" and r["refused"] is None]
+        assert static and (max(static) < float(value) - 1e-9 or key == ("bin", 6) and max(static) == 2)
     assert table_json("binary-toy", 5)["iid_chains_lp"] is None            # 5/2 chains: none
 
 

@@ -1,7 +1,7 @@
-"""``python -m core trees --preset NAME (or --draft/--target) --budget N --L L [--json]``: the budget
-question (docs/maths.md, "The budget question").
+"""The budget question's table: every tree shape of n drafted tokens × draft law × verifier.
 
-Prints one table for a budget of N drafted tokens and depth L: a row per shape of budget N (chains
+``python -m core trees --preset NAME (or --draft/--target) --budget N --L L [--json]``
+(docs/maths.md, "The budget question") prints one table for a budget of N drafted tokens and depth L: a row per shape of budget N (chains
 K×L when K·L = N, every branching vector b) and draft law, with the exact E[τ] of ``rrs`` and
 ``traversal`` and the own-law LP (``lp``, certified in exact arithmetic where it can be), and the
 largest TV of the three completed output laws from q, measured; then the i.i.d.-chains LP at the
