@@ -16,7 +16,7 @@ import pytest
 import toy_models as tm
 from core.analysis.budget import VERIFIERS, budget_shapes, budget_table, topk_programme
 from core.analysis.exact import exact_analysis
-from core.bounds.certify import (Certificate, _dual_bound, _solve_exact, certify_chains_lp,
+from core.bounds.certify import (_dual_bound, _solve_exact, certify_chains_lp,
                                  certify_tree_lp, exact_levels, exact_node_set_law, rational)
 from core.bounds.closed_form import topk_tree_value
 from core.bounds.lp import optimal_lp, optimal_tree_lp, solve_block_system, tree_lp_system
@@ -25,7 +25,7 @@ from core.data.drafting import node_set_law
 from core.data.shapes import Shape
 from core.errors import InvalidInput
 from core.rules.registry import display_name, make_verifier
-from tests.test_trees import BIN, TOYS, TRI, VECTORS, shape_of
+from tests.test_trees import TOYS, TRI, VECTORS, shape_of
 
 F = Fraction
 

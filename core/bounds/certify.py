@@ -39,6 +39,7 @@ can only make v_D larger than v_P, never certify a wrong value.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from functools import lru_cache
 from collections import defaultdict
@@ -160,19 +161,10 @@ def exact_node_set_law(draft: ToyModel, shape: Shape, law: str,
             pr *= p_path[i]
         if pr == 0:
             continue
-        for _, run in _runs(row):
-            pr /= math.factorial(run)
+        for _, run in itertools.groupby(row):             # rows are sorted: equal paths adjacent
+            pr /= math.factorial(len(list(run)))
         out[tuple(paths[i] for i in sorted(set(row)))] += pr
     return dict(out)
-
-
-def _runs(row: Sequence[int]):
-    """(item, run length) of a sorted row."""
-    start = 0
-    for k in range(1, len(row) + 1):
-        if k == len(row) or row[k] != row[start]:
-            yield row[start], k - start
-            start = k
 
 
 def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *,

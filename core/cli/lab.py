@@ -260,7 +260,8 @@ def cmd_bound(args) -> int:
             raise CLIError(f"the {args.kind} bound is defined for K i.i.d. chains only; use --kind lp "
                            f"(the own-law LP) with --tree or --law")
         cert = certify_tree_lp(draft, target, shape, law)
-        result = {"kind": "lp", "value": cert.value, "K": shape.K, "L": shape.L, **shape.describe(),
+        value = float(cert.exact) if cert.certified else cert.value
+        result = {"kind": "lp", "value": value, "K": shape.K, "L": shape.L, **shape.describe(),
                   "law": law, "value_fraction": cert.fraction, "certified": cert.certified}
         fraction_ = cert.fraction if cert.certified else "not certified"
         _emit(result, json.dumps(result) if args.json else _header(args, shape, law, target.V) + "\n" +
