@@ -70,7 +70,7 @@ def render(table, temperature: float) -> str:
 
     notes: list[str] = []
     lines = [f"budget n={table.budget}  L={table.L}  V={table.V}  T={temperature:g}  "
-             f"(E[τ]; block efficiency = E[τ] + 1)"]
+             f"(E[τ] per verifier, block efficiency = E[τ] + 1; TV: the largest of the three, measured)"]
     rows = []
     for row in table.rows:
         cells = {"shape": row.shape.label, "law": row.law}
