@@ -34,9 +34,11 @@ def build_parser() -> Parser:
 
 
 def _value(value: float | None, frac: str | None) -> str:
-    """'a/b = 1.234567' when a fraction, else the decimal."""
+    """'a/b = 1.234567' when a fraction, 'a' when an integer, else the decimal."""
     if value is None:
         return ""
+    if frac and "/" not in frac:
+        return frac
     return f"{frac} = {value:.6f}" if frac else f"{value:.6f}"
 
 
@@ -97,8 +99,10 @@ def render(table, temperature: float) -> str:
     lines.append("best per verifier (argmax within the table; lp is each (shape, law)'s ceiling):")
     winners = table.winners()
     width = max(map(len, winners), default=0)
-    for v, (value, frac, at) in winners.items():
-        lines.append(f"  {v.ljust(width)}  {_value(value, frac)}  "
+    values = {v: _value(value, frac) for v, (value, frac, _) in winners.items()}
+    span = max(map(len, values.values()), default=0)
+    for v, (_, _, at) in winners.items():
+        lines.append(f"  {v.ljust(width)}  {values[v].ljust(span)}  "
                      + ", ".join(f"{s.label} {law}" for s, law in at))
     return "\n".join(lines)
 
