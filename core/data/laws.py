@@ -291,6 +291,11 @@ class DraftLaw:
         """Every token that can be a child of a node with k draws."""
         return np.flatnonzero(P > 0)
 
+    def deterministic_draws(self, k: int) -> tuple[bool, ...]:
+        """For each of the k draws in visit order, whether it is fixed by P (a rank) rather than
+        sampled: none for ``iid`` and ``wor``, all for ``topk``, all but the first for ``greedy``."""
+        return (False,) * k
+
     def check(self, P: np.ndarray, k: int, node: Node | str = ()) -> None:
         """Refuse k draws at ``node`` where the law does not exist (module docstring)."""
         if self.distinct:
@@ -397,6 +402,9 @@ class TopK(DraftLaw):
     def children_of(self, P, k):
         return rank(P)[:k]
 
+    def deterministic_draws(self, k):
+        return (True,) * k
+
 
 class Greedy(DraftLaw):
     name = "greedy"
@@ -420,6 +428,9 @@ class Greedy(DraftLaw):
     def round_states(self, V, k, per_draw, child):
         one = child(1)
         return 1 + (V - k + 1) * one + 1 + (k - 1) * (1 + one)
+
+    def deterministic_draws(self, k):
+        return (False,) + (True,) * (k - 1)     # X first, then Top
 
 
 #: Every draft law, by name, in display order.
