@@ -779,6 +779,19 @@ def traversal_step(p: np.ndarray, q: np.ndarray, T: np.ndarray, where: str, reje
         f"At b = {where}, after rejecting {c} (outlined): A = {A:.4f}, b's weight w = {w:.4f}", token_text, top)
 
 
+def round_bars(S: np.ndarray, T: np.ndarray, child: int, title: str, T_name: str = "T: what the node still owes q",
+               after: np.ndarray | None = None, token_text: Callable[[int], str] | None = None,
+               top: int = 30) -> go.Figure:
+    """One round of a tree verifier at a node: S_i, the exact law of the visited child given the
+    rounds before (what the test is against), beside T, what is left of the target there (for
+    traversal, w·T), the visited ``child`` outlined; after a rejection, ``after`` = the new T,
+    (T − S_i)₊ normalised."""
+    series = [("S_i: the law of the visited child", S, "#9ecae1"), (T_name, T, "#3182bd")]
+    if after is not None:
+        series.append(("T after the rejection: (T − S_i)₊, normalised", after, "#ffbf00"))
+    return _distribution_bars(series, child, title, token_text, top)
+
+
 def compare_methods_bar(rows: Sequence[Mapping]) -> go.Figure:
     """τ on the same drafts and coins, and E[τ | these drafts], per method."""
     fig = go.Figure()
