@@ -224,6 +224,15 @@ TREES_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
 URL_PARAMS.update(TREES_PARAMS)
 
 
+def trees_link() -> dict[str, str]:
+    """The query of a link that opens the Draft trees page on this page's models, K and L: the
+    configuration this session wrote to the URL, without the page's own parameters, as chains K×L
+    drafted by the law last chosen there (``iid`` at first)."""
+    own = {"source", "preset", "kind", "V", "alpha", "mix", "seed", "depth", "p", "q", "K", "L", "T"}
+    params = {k: v for k, v in st.session_state.get("toy_url", {}).items() if k in own}
+    return {**params, "shape": "chains", "law": st.session_state.get("tree_law", "iid")}
+
+
 def law_label(name: str) -> str:
     """A draft law as the pickers list it: its name and what it draws."""
     return f"{name}: {LAWS[name].label}"
