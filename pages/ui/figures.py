@@ -779,6 +779,42 @@ def traversal_step(p: np.ndarray, q: np.ndarray, T: np.ndarray, where: str, reje
         f"At b = {where}, after rejecting {c} (outlined): A = {A:.4f}, b's weight w = {w:.4f}", token_text, top)
 
 
+#: One colour and marker per draft law (``core.data.laws.LAWS``), from Tol's muted scheme: the laws
+#: are never drawn beside the rules, so sharing the palette does not confuse them.
+LAW_STYLE = {"iid": ("#332288", "circle"), "wor": ("#117733", "square"), "topk": ("#cc6677", "diamond"),
+             "greedy": ("#ddcc77", "triangle-up")}
+
+
+def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: str, L: int,
+                  bounds: Mapping[str, Sequence[tuple[int, float]]] | None = None) -> go.Figure:
+    """E[τ] against the budget n (drafted tokens): for each draft law, the best shape of budget n and
+    depth L under ``rule`` (points (n, E[τ], the shape's label), the label on hover); ``bounds``
+    (name → points) as grey dashed lines: the i.i.d.-chains LP, the best top-k tree, …"""
+    fig = go.Figure()
+    for law, pts in curves.items():
+        if not pts:
+            continue
+        ns, values, shapes = zip(*sorted(pts))
+        col, mark = LAW_STYLE.get(law, ("#444444", "circle"))
+        fig.add_trace(go.Scatter(
+            x=list(ns), y=list(values), mode="lines+markers", name=law, customdata=list(shapes),
+            line=dict(color=col, width=3), marker=dict(symbol=mark, size=11),
+            hovertemplate=f"{law}<br>n = %{{x}} drafted tokens<br>best shape: %{{customdata}}<br>"
+                          "E[τ] = %{y:.6f}<extra></extra>"))
+    for i, (name, pts) in enumerate((bounds or {}).items()):
+        if not pts:
+            continue
+        ns, values = zip(*sorted(pts))
+        fig.add_trace(go.Scatter(x=list(ns), y=list(values), mode="lines+markers", name=name,
+                                 line=dict(color="#555555" if i == 0 else "#888888", width=2.5,
+                                           dash=("dash", "dot", "dashdot")[i % 3]),
+                                 marker=dict(symbol="diamond-open", size=10),
+                                 hovertemplate=f"{name}<br>n = %{{x}}<br>%{{y:.6f}}<extra></extra>"))
+    fig.update_xaxes(dtick=1)
+    return _layout(fig, f"E[τ] against the budget: the best shape of depth L = {L} for each law, verified by {rule}",
+                   "budget n (drafted tokens)", "E[τ] (exact)")
+
+
 def round_bars(S: np.ndarray, T: np.ndarray, child: int, title: str, T_name: str = "T: what the node still owes q",
                after: np.ndarray | None = None, token_text: Callable[[int], str] | None = None,
                top: int = 30) -> go.Figure:
