@@ -294,20 +294,14 @@ with errors.guard("the drafts"):
     title = (f"{name}: τ = {verdict.tau} accepted, extra token {verdict.extra}" if complete else
              f"{name}: after {what} {shown}" if shown else
              f"{name}: before the first {what}")
-    if as_tree:
-        charts.chart(figures.token_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
-                                        extra=verdict.extra, title=title, current=current), key="step_tree")
-        st.caption("Node ∅ is the root, the context before the block; every other node is labelled by its last "
-                   "token and stands for the path to it. Solid edges lead to deterministic children, dotted ones "
-                   "to sampled children; ×m marks a token drawn m times. The blue ring marks the latest "
-                   f"{what} revealed; the gold star is the extra token, at depth τ + 1.")
-    else:
-        charts.chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
-                                        extra=verdict.extra, title=title, current=current), key="step_tree")
-        st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
-                   "is labelled by its last token and stands for the whole path from the root. Grey labels on "
-                   "the branches name the drafts that take them. The blue ring marks the latest "
-                   f"{what} revealed; the gold star is the extra token, at depth τ + 1.")
+    picture = figures.token_tree if as_tree else figures.draft_tree
+    charts.chart(picture(block, verdict.trace, upto=upto, accepted=verdict.accepted, extra=verdict.extra,
+                         title=title, current=current), key="step_tree")
+    st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
+               "is labelled by its last token and stands for the whole path from the root. "
+               + ("Solid edges lead to deterministic children, dotted ones to sampled children; ×m marks a "
+                  "token drawn m times. " if as_tree else "Grey labels on the branches name the drafts that take them. ")
+               + f"The blue ring marks the latest {what} revealed; the gold star is the extra token, at depth τ + 1.")
 
     H = [figures.tokens_str(t.node) for t in tests[:upto] if not t.passed]
     if walker:
