@@ -8,6 +8,7 @@ import streamlit as st
 
 from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS
+from core.rules.registry import REGISTRY
 from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 
 routing.router_guard()
@@ -18,7 +19,15 @@ RULE_NAMES = {"specinfer": "rrs (top-down)", "traversal": "traversal (leaf to ro
 
 
 def rule_name(method: str) -> str:
-    return RULE_NAMES.get(method, figures.short(method))
+    """The table's name of a tree rule; a rule registered later says whether it is lossy, with the
+    defaults of its own parameters (``typical``'s epsilon and delta)."""
+    if method in RULE_NAMES:
+        return RULE_NAMES[method]
+    rule = REGISTRY[method]
+    default = None if rule.needs_models else rule()
+    notes = [f"{p} = {getattr(default, p):g}" for p in rule.parameters
+             if isinstance(getattr(default, p, None), float)] + ([] if rule.lossless_by_theory else ["lossy"])
+    return f"{rule.name} ({', '.join(notes)})" if notes else rule.name
 
 
 def exact_text(x: float | None) -> str:
@@ -165,8 +174,9 @@ else:
                 "block efficiency E[τ]+1": r.block_efficiency,
                 "TV from q (measured)": text.clean(r.fidelity_tv),
                 "lossless?": "yes" if r.is_lossless else "NO",
-                "% of own-law LP": 100 * r.expected_accepted / own if own else None,
-                "% of i.i.d.-chains LP": 100 * r.expected_accepted / iid if iid else None,
+                # a lossy rule's share of what lossless verifiers can reach compares nothing
+                "% of own-law LP": 100 * r.expected_accepted / own if own and r.is_lossless else None,
+                "% of i.i.d.-chains LP": 100 * r.expected_accepted / iid if iid and r.is_lossless else None,
             } for m, r in rows])
             table = table.dropna(axis=1, how="all")
             st.dataframe(table, hide_index=True, width="stretch", key="trees_table",
@@ -177,8 +187,9 @@ else:
                                         "% of i.i.d.-chains LP": st.column_config.NumberColumn(format="%.2f")})
             lossy = [rule_name(m) for m, r in rows if not r.is_lossless]
             if lossy:
-                st.warning(f"Not lossless here: {', '.join(lossy)} (TV from q above {LOSSLESS_TOL:g}); its E[τ] is "
-                           "not comparable with the lossless rules'.")
+                st.warning(f"Not lossless here: {', '.join(lossy)} (TV from q above {LOSSLESS_TOL:g}): its output "
+                           "is not distributed as q, so its E[τ] is not comparable with the lossless rules' nor "
+                           "with the LPs.")
             if own is not None and iid is not None:
                 gain = own / iid if iid > 0 else float("inf")
                 st.caption(f"{law} on {shape.label}: its own optimum is {gain:.4f}× the i.i.d.-chains optimum at "

@@ -388,8 +388,9 @@ with errors.guard("the drafts"):
             odd = "" if -1e-12 <= t.prob <= 1.0 + 1e-12 else f" (the rule's ratio is {t.prob:.4g}, outside [0, 1], " \
                 "so the coin always " + ("fails" if t.prob < 0 else "passes") + ")"
             prob = min(max(t.prob, 0.0), 1.0)
-            lines.append(f"{i}. draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)} `{node}`, which "
-                         f"passes with probability {prob:.4f}{odd}: {outcome}.")
+            who = f"the tree offers the {KIND.get(t.kind, t.kind)}" if as_tree else \
+                f"draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)}"
+            lines.append(f"{i}. {who} `{node}`, which passes with probability {prob:.4f}{odd}: {outcome}.")
         if lines:
             st.markdown("\n".join(lines))
     st.markdown(f"Rejected so far (the set H): {{{', '.join(f'`{h}`' for h in H)}}}" if H else

@@ -117,10 +117,15 @@ def _trees(query: dict):
 
 
 def _table(at) -> dict[str, str]:
+    """The lossless rules' E[τ] as fractions, each checked lossless (TV from q below 1e-12); any lossy
+    rule (``typical``, once registered) checked marked so, with its TV shown and no share of an LP."""
     table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns)
-    assert (table["TV from q (measured)"].abs() <= 1e-12).all()
-    assert (table["lossless?"] == "yes").all()
-    return dict(zip(table["verifier"].str.split(" ").str[0], table["E[τ] as a fraction"]))
+    lossless = table["lossless?"] == "yes"
+    assert (table.loc[lossless, "TV from q (measured)"].abs() <= 1e-12).all()
+    lossy = table[~lossless]
+    assert (lossy["TV from q (measured)"] > 1e-9).all() and lossy["% of own-law LP"].isna().all()
+    assert set(lossy["verifier"].str.split(" ").str[0]) <= {"typical"}
+    return dict(zip(table.loc[lossless, "verifier"].str.split(" ").str[0], table.loc[lossless, "E[τ] as a fraction"]))
 
 
 def _metrics(at) -> dict[str, str]:
@@ -169,6 +174,11 @@ def test_the_top_k_tree_shows_its_closed_form_on_the_tree():
     assert sorted(labels["text"]) == ["q = 1/3", "q = 1/9", "q = 2/3", "q = 2/9"]
     assert _frac(sum(labels["customdata"])) == Fraction(4, 3)
     assert _table(at) == {"rrs": "4/3", "traversal": "4/3", "lp_optimal": "4/3"}
+    table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns)
+    typical = table[table["verifier"].str.startswith("typical")]
+    if len(typical):        # Medusa's typical acceptance measured lossy here: 23/27 (tests/test_typical.py, by hand)
+        assert _frac(typical["TV from q (measured)"].iloc[0]) == Fraction(23, 27)
+        assert typical["verifier"].iloc[0] == "typical (epsilon = 0.09, delta = 0.3, lossy)"
 
 
 def test_refusals_are_one_sentence():
@@ -258,4 +268,4 @@ def test_one_iteration_traversal_on_a_wor_tree_charts_S_against_wT():
     no_errors(at)
     assert figure(at, "Traversal: τ = ") and figure(at, "same drafts")
     compare = figure(at, "same drafts")
-    assert {"SpecInfer", "Traversal", "LP-optimal"} == set(compare["data"][0]["x"])
+    assert {"SpecInfer", "Traversal", "LP-optimal"} <= set(compare["data"][0]["x"])
