@@ -272,15 +272,23 @@ with errors.guard("the drafts"):
                    f"length {block.L} (at most {block.K * block.L}); q/p > 1 means the target likes the draft "
                    f"more than the draft model does.")
 
-    rounds = as_tree and method == RRS
-    walker = method in WALKERS
-    what = "round" if rounds else "step" if walker else "test"
-    st.header(f"2. Verification by {name}, {what} by {what}")
     verdict = cached.tree_verify(cfg.spec, method, block, int(coin)) if as_tree else \
         cached.verify(cfg.spec, method, block, int(coin))
     tests = list(verdict.trace.tests)
+    rounds_trace = verdict.trace if as_tree else None
+    if method == RRS and not as_tree:
+        # K i.i.d. chains: the same rule as rrs on their token tree, round for round and coin for coin
+        # (docs/maths.md); that run's trace carries S_i and T, the chains' own only the tests
+        same = cached.tree_verify(cfg.spec, method, TokenTree.from_block(block), int(coin))
+        if [(t.node, t.passed) for t in same.trace.tests] == [(t.node, t.passed) for t in tests] \
+                and same.tokens == verdict.tokens:
+            rounds_trace = same.trace
+    rounds = method == RRS and rounds_trace is not None
+    walker = method in WALKERS
+    what = "round" if rounds else "step" if walker else "test"
+    st.header(f"2. Verification by {name}, {what} by {what}")
     events = walk_events(verdict.trace, L, method, block.q) if walker else \
-        rrs_events(verdict.trace, block.q) if rounds else []
+        rrs_events(rounds_trace, block.q) if rounds else []
     steps = events if walker or rounds else tests
     shown = reveal_position(len(steps), (cfg.spec, K, L, shape.chains, law, int(seed), int(coin), method))
     if steps:

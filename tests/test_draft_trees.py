@@ -269,3 +269,20 @@ def test_one_iteration_traversal_on_a_wor_tree_charts_S_against_wT():
     assert figure(at, "Traversal: τ = ") and figure(at, "same drafts")
     compare = figure(at, "same drafts")
     assert {"SpecInfer", "Traversal", "LP-optimal"} <= set(compare["data"][0]["x"])
+
+
+def test_one_iteration_shows_specinfer_on_iid_chains_round_by_round():
+    """K i.i.d. chains (the page's default drafts): SpecInfer is rrs, every draw a round against
+    S = p(·|u); the first round at the root is tested against T = q(·|∅)."""
+    pr = PRESETS["several-drafts"]
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts", "method": "specinfer"})
+    no_errors(at)
+    assert figure(at, "SpecInfer: before the first round")
+    reveal(at, 1)
+    series = {t["name"]: t["y"] for t in figure(at, "Round 1 at u = ∅")["data"]}
+    assert series["S_i: the law of the visited child"] == pytest.approx(list(pr.draft.cond(())), abs=1e-15)
+    assert series["T: what u still owes q"] == pytest.approx(list(pr.target.cond(())), abs=1e-15)
+    at.button(key="step_all").click().run()
+    no_errors(at)
+    n = at.session_state["step_pos"]
+    assert f"The verification ended after {n} round{'s' * (n != 1)}." in " ".join(m.value for m in at.markdown)
