@@ -179,7 +179,7 @@ else:
                 "% of i.i.d.-chains LP": 100 * r.expected_accepted / iid if iid and r.is_lossless else None,
             } for m, r in rows])
             table = table.dropna(axis=1, how="all")
-            st.dataframe(table, hide_index=True, width="stretch", key="trees_table",
+            st.dataframe(table, hide_index=True, width="stretch", key="trees_table", placeholder=text.DASH,
                          column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
                                         "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
                                         "TV from q (measured)": st.column_config.NumberColumn(format="%.3g"),

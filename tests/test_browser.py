@@ -984,3 +984,36 @@ def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, brows
     open_button.click()
     outcome(page, page.get_by_text(re.compile(rf"^Results read from {len(parts)} uploaded files?")), charts=3)
     no_exception(page)
+
+
+def test_draft_trees_page_draws_its_tree_and_exact_table(server, browser_page):
+    """Issue 26, item 5 in a browser: the Draft trees page on the binary toy, chains 2×2 drafted by
+    greedy, draws its tree with deterministic and sampled children told apart and its exact table
+    (traversal 16/9, the own-law LP 17/9, the i.i.d.-chains LP 131/81); choosing the topk law on the
+    tree b = (2, 1) redraws the tree with each node's q(s), summing to E[τ] = 4/3."""
+    page = browser_page
+    page.add_init_script(DRAWN_TEXT)
+    page.goto(f"{server}/draft_trees?preset=binary-toy&K=2&shape=chains&law=greedy")
+    settle(page, 1)
+    no_exception(page)
+    expect(heading(page, "Draft trees")).to_have_count(1)
+    expect(chart_titled(page, "chains 2×2 drafted by greedy")).to_be_visible()
+    names = {d["name"] for d in figure_data(page, "chains 2×2 drafted by greedy")}
+    assert any(n.startswith("deterministic") for n in names) and any(n.startswith("sampled") for n in names)
+    assert metric(page, "Own-law LP") == "17/9" and metric(page, "i.i.d.-chains LP") == "131/81"
+    page.wait_for_function("() => (window.__drawn || []).some(d => d.text === '16/9')", timeout=60_000)
+
+    page.goto(f"{server}/draft_trees?preset=binary-toy&shape=tree&b=2,1&law=wor")
+    settle(page, 1)
+    law = page.get_by_role("combobox", name="Draft law")
+    law.click()
+    law.fill("topk")
+    rerun(page, page.get_by_role("option", name="topk: the k most probable tokens").click)
+    outcome(page, chart_titled(page, "b = (2, 1) drafted by topk"), charts=1)
+    expect(chart_titled(page, "E[τ] = Σ q(s) = 4/3")).to_be_visible()
+    labels = next(d for d in figure_data(page, "drafted by topk") if d["name"].startswith("q(s)"))
+    assert len(labels["x"]) == 4
+    expect(page.locator(".js-plotly-plot .textpoint").filter(has_text="q = 2/9")).to_have_count(1)
+    assert "law=topk" in page.url and ("b=2%2C1" in page.url or "b=2,1" in page.url)
+    no_exception(page)
+    page.screenshot(path=str(SHOTS / "draft_trees.png"), full_page=True)

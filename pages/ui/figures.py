@@ -714,8 +714,9 @@ def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: 
     if path_q and len(nodes) > 1:
         terms = [(s, tree.q_joint(s)) for s in nodes[1:]]
         fig.add_trace(go.Scatter(
-            x=[pos[s][0] for s, _ in terms], y=[pos[s][1] for s, _ in terms], mode="text",
-            text=[f"q = {_short_fraction(v)}" for _, v in terms], textposition="bottom center",
+            # a third of a row below each node: clear of the node's mark and of its edges
+            x=[pos[s][0] for s, _ in terms], y=[pos[s][1] - 0.36 for s, _ in terms], mode="text",
+            text=[f"q = {_short_fraction(v)}" for _, v in terms], textposition="middle center",
             textfont=dict(size=TICK_SIZE - 1, color="#332288"), customdata=[v for _, v in terms],
             hovertext=[f"q({tokens_str(s)}) = {v:.6f}: the target's probability of this path, this node's "
                        f"term of Σ q(s)" for s, v in terms], hoverinfo="text",
