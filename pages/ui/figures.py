@@ -790,12 +790,21 @@ def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: 
                   bounds: Mapping[str, Sequence[tuple[int, float]]] | None = None) -> go.Figure:
     """E[τ] against the budget n (drafted tokens): for each draft law, the best shape of budget n and
     depth L under ``rule`` (points (n, E[τ], the shape's label), the label on hover); ``bounds``
-    (name → points) as grey dashed lines: the i.i.d.-chains LP, the best top-k tree, …"""
+    (name → points) as grey dashed lines: the i.i.d.-chains LP, the best top-k tree, …  A budget
+    where a series has no point (a law that draws no shape of it, chains where n/L is not whole)
+    breaks its line: no segment suggests a value there."""
+    every = sorted({n for pts in [*curves.values(), *(bounds or {}).values()] for n, *_ in pts})
+
+    def gapped(pts):
+        at = {n: rest for n, *rest in pts}
+        return every, [at[n][0] if n in at else None for n in every], [at[n][1:] if n in at else () for n in every]
+
     fig = go.Figure()
     for law, pts in curves.items():
         if not pts:
             continue
-        ns, values, shapes = zip(*sorted(pts))
+        ns, values, rest = gapped(pts)
+        shapes = [r[0] if r else "" for r in rest]
         col, mark = LAW_STYLE.get(law, ("#444444", "circle"))
         fig.add_trace(go.Scatter(
             x=list(ns), y=list(values), mode="lines+markers", name=law, customdata=list(shapes),
@@ -805,7 +814,7 @@ def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: 
     for i, (name, pts) in enumerate((bounds or {}).items()):
         if not pts:
             continue
-        ns, values = zip(*sorted(pts))
+        ns, values, _ = gapped(pts)
         fig.add_trace(go.Scatter(x=list(ns), y=list(values), mode="lines+markers", name=name,
                                  line=dict(color="#555555" if i == 0 else "#888888", width=2.5,
                                            dash=("dash", "dot", "dashdot")[i % 3]),
