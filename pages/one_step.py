@@ -12,6 +12,7 @@ import streamlit as st
 
 from core.data.token_tree import TokenTree
 from core.data.trace import Step, Test
+from core.rules.registry import display_name
 from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 
 routing.router_guard()
@@ -224,15 +225,16 @@ if st.session_state.step_method not in methods:
     st.session_state.step_method = default
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 method = c1.selectbox("Method to watch", methods, key="step_method",
-                      format_func=lambda m: "rrs: top-down multi-round rejection (SpecInfer's rule on any tree)"
-                      if as_tree and m == RRS else f"{figures.short(m)}: {text.label(m)}")
+                      format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection (SpecInfer's "
+                      "rule on any tree)" if as_tree and m == RRS else f"{figures.short(m)}: {text.label(m)}")
 st.session_state.setdefault("step_seed", 0)
 st.session_state.setdefault("step_coin", 0)
 seed = c2.number_input("Draft seed", 0, 10**9, key="step_seed")
 coin = c3.number_input("Coin seed", 0, 10**9, key="step_coin",
                        help="Seeds the verifier's random coins and the extra-token draw.")
 c4.button("New drafts", on_click=_new_drafts, key="step_new")
-name = "rrs" if as_tree and method == RRS else figures.short(method)
+# a rule's legend name, but the name token trees give it where that differs (SpecInfer's rule is rrs there)
+name = display_name(method, shape) if as_tree and display_name(method, shape) != method else figures.short(method)
 shown, what = 0, "test"
 if as_tree:
     try:

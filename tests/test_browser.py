@@ -989,12 +989,13 @@ def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, brows
 def test_draft_trees_page_draws_its_tree_and_exact_table(server, browser_page):
     """Issue 26, item 5 in a browser: the Draft trees page on the binary toy, chains 2×2 drafted by
     greedy, draws its tree with deterministic and sampled children told apart and its exact table
-    (traversal 16/9, the own-law LP 17/9, the i.i.d.-chains LP 131/81); choosing the topk law on the
-    tree b = (2, 1) redraws the tree with each node's q(s), summing to E[τ] = 4/3."""
+    (traversal 16/9, the own-law LP 17/9, the i.i.d.-chains LP 131/81) and its chart of E[τ] against
+    the budget (4 to 6 here: one line per law, 16/9 at n = 4 for greedy); choosing the topk law on
+    the tree b = (2, 1) redraws the tree with each node's q(s), summing to E[τ] = 4/3."""
     page = browser_page
     page.add_init_script(DRAWN_TEXT)
-    page.goto(f"{server}/draft_trees?preset=binary-toy&K=2&shape=chains&law=greedy")
-    settle(page, 1)
+    page.goto(f"{server}/draft_trees?preset=binary-toy&K=2&shape=chains&law=greedy&chart=traversal&chart_max=6")
+    settle(page, 2)
     no_exception(page)
     expect(heading(page, "Draft trees")).to_have_count(1)
     expect(chart_titled(page, "chains 2×2 drafted by greedy")).to_be_visible()
@@ -1002,14 +1003,20 @@ def test_draft_trees_page_draws_its_tree_and_exact_table(server, browser_page):
     assert any(n.startswith("deterministic") for n in names) and any(n.startswith("sampled") for n in names)
     assert metric(page, "Own-law LP") == "17/9" and metric(page, "i.i.d.-chains LP") == "131/81"
     page.wait_for_function("() => (window.__drawn || []).some(d => d.text === '16/9')", timeout=60_000)
+    expect(chart_titled(page, "against the budget")).to_be_visible()
+    lines = {d["name"].split(" = ")[0]: d for d in figure_data(page, "against the budget")}
+    assert {"iid", "wor", "topk", "greedy"} <= set(lines)
+    assert lines["greedy"]["x"] == [4, 5, 6] and lines["greedy"]["y"][0] == pytest.approx(16 / 9, abs=1e-12)
+    assert lines["greedy"]["y"][1] is None           # no shape of budget 5 exists for greedy: the line breaks
+    page.screenshot(path=str(SHOTS / "draft_trees_budget.png"), full_page=True)
 
-    page.goto(f"{server}/draft_trees?preset=binary-toy&shape=tree&b=2,1&law=wor")
-    settle(page, 1)
+    page.goto(f"{server}/draft_trees?preset=binary-toy&shape=tree&b=2,1&law=wor&chart_max=4")
+    settle(page, 2)
     law = page.get_by_role("combobox", name="Draft law")
     law.click()
     law.fill("topk")
     rerun(page, page.get_by_role("option", name="topk: the k most probable tokens").click)
-    outcome(page, chart_titled(page, "b = (2, 1) drafted by topk"), charts=1)
+    outcome(page, chart_titled(page, "b = (2, 1) drafted by topk"), charts=2)
     expect(chart_titled(page, "E[τ] = Σ q(s) = 4/3")).to_be_visible()
     labels = next(d for d in figure_data(page, "drafted by topk") if d["name"].startswith("q(s)"))
     assert len(labels["x"]) == 4

@@ -286,3 +286,55 @@ def test_one_iteration_shows_specinfer_on_iid_chains_round_by_round():
     no_errors(at)
     n = at.session_state["step_pos"]
     assert f"The verification ended after {n} round{'s' * (n != 1)}." in " ".join(m.value for m in at.markdown)
+
+
+# ------------------------------------------------------------------------------------------------
+# The budget chart (core.analysis.budget's tables)
+# ------------------------------------------------------------------------------------------------
+
+def _curves(at) -> dict[str, dict[int, Fraction]]:
+    fig = figure(at, "against the budget")
+    out = {t["name"].split(" = ")[0].split(" (")[0]: {int(x): _frac(y) for x, y in zip(t["x"], t["y"]) if y is not None}
+           for t in fig["data"]}
+    wor = next(t for t in fig["data"] if t["name"].startswith("wor"))
+    assert wor["x"][:3] == [4, 5, 6] and wor["y"][1] is None            # no line through a budget it has no shape of
+    return out
+
+
+def test_the_budget_chart_gives_each_laws_best_shape_per_budget():
+    """Budgets 4 to 6 at L = 2 on the binary toy.  Every shape of those budgets, listed by hand:
+    n = 4: chains 2×2, b = (1, 3), (2, 1); n = 5: (1, 4) (only iid exists: wor, topk and greedy need
+    4 distinct tokens); n = 6: chains 3×2, (1, 5), (2, 2), (3, 1) (wor, topk and greedy exist on
+    (2, 2) only).  The spec's vectors give wor, topk and greedy (16/9 at n = 4, 2 on the complete (2, 2)),
+    the i.i.d.-chains LP (131/81, 1351/729) and the best top-k tree (5/3, 2); iid's best is the
+    maximum of exact_analysis over the shapes above."""
+    at = _trees({"shape": "tree", "b": "2,2", "law": "iid", "chart_max": "6", "chart": "traversal"})
+    curves = _curves(at)
+    for law in ("wor", "topk", "greedy"):
+        assert curves[law] == {4: Fraction(16, 9), 6: Fraction(2)}
+    by_hand = {4: [Shape.chains_of(2, 2), Shape.tree((1, 3)), Shape.tree((2, 1))], 5: [Shape.tree((1, 4))],
+               6: [Shape.chains_of(3, 2), Shape.tree((1, 5)), Shape.tree((2, 2)), Shape.tree((3, 1))]}
+    iid = {n: max(exact_analysis("traversal", BIN.draft, BIN.target, shape=s, law="iid").expected_accepted
+                  for s in shapes) for n, shapes in by_hand.items()}
+    assert curves["iid"] == {n: _frac(v) for n, v in iid.items()}
+    assert curves["iid"][4] == Fraction(115, 81)                       # spec: chains 2×2 = (2, 1)
+    assert curves["i.i.d.-chains LP"] == {4: Fraction(131, 81), 6: Fraction(1351, 729)}
+    assert {n: v for n, v in curves["best top-k tree of any shape"].items() if n != 5} == \
+        {4: Fraction(5, 3), 6: Fraction(2)}
+    winners = next(d.value for d in at.dataframe if "best (shape, law)" in d.value.columns)
+    assert dict(zip(winners["n"], winners["as a fraction"])) == {4: "16/9", 5: str(_frac(iid[5])), 6: "2"}
+    assert "chains 2×2 wor" in winners["best (shape, law)"].iloc[0]
+
+    at.radio(key="trees_chart_rule").set_value("lp").run()               # the same tables, another column
+    no_errors(at)
+    curves = _curves(at)
+    assert curves["wor"] == {4: Fraction(17, 9), 6: Fraction(2)}         # spec: the LP ceiling
+    assert curves["iid"][4] == Fraction(131, 81) and at.query_params["chart"] == "lp"
+
+
+def test_a_large_budget_chart_asks_first():
+    at = _trees({"shape": "chains", "law": "iid", "chart_max": "16"})
+    assert not [f for f in figures_json(at) if "against the budget" in f["layout"]["title"]["text"]]
+    button = at.button(key="trees_chart_go")
+    assert button.label.startswith("Compute the chart (about ")
+    assert any("13 budgets" in i.value for i in at.info)

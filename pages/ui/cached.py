@@ -220,10 +220,21 @@ def tree_exact(spec: str, method: str, shape, law: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def tree_lp_value(spec: str, shape, law: str) -> float:
-    """The own-law LP's optimum (``core.bounds.optimal_tree_lp``; ``optimal_lp`` for K i.i.d. chains)."""
+def tree_lp_certificate(spec: str, shape, law: str):
+    """The own-law LP's optimum with its exact certificate where there is one
+    (``core.bounds.certify.certify_tree_lp``; K i.i.d. chains for ``iid`` on (K, 1, …, 1))."""
+    from core.bounds.certify import certify_tree_lp
     draft, target = models(spec)
-    return float(bounds.optimal_tree_lp(draft, target, shape, law).value)
+    return certify_tree_lp(draft, target, shape, law)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def chains_lp_certificate(spec: str, K: int, L: int):
+    """The LP optimum of K i.i.d. chains of length L, certified where it can be
+    (``core.bounds.certify.certify_chains_lp``)."""
+    from core.bounds.certify import certify_chains_lp
+    draft, target = models(spec)
+    return certify_chains_lp(draft, target, K, L)
 
 
 def tree_lp_size(V: int, shape, law: str) -> int:
@@ -278,3 +289,51 @@ def tree_expected_tau(spec: str, method: str, tree) -> float | None:
         return tree_verifier(spec, method, tree.shape, tree.law.name).expected_tau(tree)
     except Exception:  # noqa: BLE001 - a missing closed form is not an error
         return None
+
+
+# ------------------------------------------------------------------------------------------------
+# The budget question (core.analysis.budget): imported by the Draft trees page only, when it first
+# asks, so that the other toy pages never load it
+# ------------------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def budget_seconds(spec: str, budget: int, L: int) -> float:
+    """What ``core.analysis.budget.budget_table`` is estimated to take on this configuration."""
+    from core.analysis.budget import estimated_table_seconds
+    draft, target = models(spec)
+    return float(estimated_table_seconds(draft, target, budget, L))
+
+
+@st.cache_resource(show_spinner=False)
+def _budget_tables() -> dict:
+    """The budget tables computed in this server process, by (spec, budget, L), oldest first."""
+    return {}
+
+
+#: How many budget tables ``budget_table`` keeps (2.5-3.6 kB each pickled, measured on the
+#: three-token toy at n = 4 and 9, L = 2).
+BUDGET_TABLES_KEPT = 256
+
+
+def budget_table(spec: str, budget: int, L: int, progress: Callable[[int, int, str], None] | None = None):
+    """The budget question's table for n = ``budget`` drafted tokens and depth L
+    (``core.analysis.budget.budget_table``: every shape × law × verifier, the i.i.d.-chains LP,
+    Sequoia's top-k programme), kept for every session of the server; ``progress(done, total, what)``
+    is called while it is computed.  Kept by hand rather than by ``st.cache_data``, whose cached
+    functions may not update an element made outside them (the progress bar)."""
+    tables = _budget_tables()
+    key = (spec, int(budget), int(L))
+    if key not in tables:
+        from core.analysis.budget import budget_table as compute
+        draft, target = models(spec)
+        table = compute(draft, target, int(budget), int(L), progress=progress)
+        while len(tables) >= BUDGET_TABLES_KEPT:
+            tables.pop(next(iter(tables)), None)
+        tables[key] = table
+    return tables[key]
+
+
+def table_seconds_limit() -> float:
+    """The longest table ``budget_table`` agrees to compute (``core.analysis.budget.TABLE_SECONDS``)."""
+    from core.analysis.budget import TABLE_SECONDS
+    return float(TABLE_SECONDS)

@@ -217,9 +217,11 @@ TREE_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
 URL_PARAMS.update(TREE_PARAMS)
 
 
-#: The Draft trees page's own parameters: the tree's seed.
+#: The Draft trees page's own parameters: the tree's seed, the budget chart's verifier and largest budget.
 TREES_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "tree_seed": ("trees_seed", _number(int, 0, 10**9)),
+    "chart": ("trees_chart_rule", _choice(("rrs", "traversal", "lp"))),
+    "chart_max": ("trees_chart_max", _number(int, 4, 16)),
 }
 URL_PARAMS.update(TREES_PARAMS)
 
