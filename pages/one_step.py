@@ -288,7 +288,7 @@ with errors.guard("the drafts"):
     rounds = method == RRS and rounds_trace is not None
     walker = method in WALKERS
     what = "round" if rounds else "step" if walker else "test"
-    st.header(f"2. Verification by {name}, {what} by {what}")
+    st.header(f"2. Verification by {name}, " + ("round by round" if rounds else "test by test"))
     events = walk_events(verdict.trace, L, method, block.q) if walker else \
         rrs_events(rounds_trace, block.q) if rounds else []
     steps = events if walker or rounds else tests
