@@ -72,7 +72,7 @@ def tree_vs_rows(pair) -> dict:
     tree = DraftTree(17, pair.vocab_size, pair.device, chains=(4, 4))
     chain = torch.zeros(4, dtype=torch.long, device=pair.device)
     for d in range(4):
-        chain = tree.add_chain_tokens(chain, drafts[:, d].to(pair.device))
+        chain = tree.add_draws(chain, drafts[:, d].to(pair.device))
     scored = []
     for layout in (TreeLM, RowsLM):
         lm = layout(pair.target, pair.device)

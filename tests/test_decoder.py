@@ -467,7 +467,7 @@ def chains_tree(drafts, V: int):
     tree = DraftTree(1 + K * L, V, torch.device("cpu"), chains=(K, L))
     chain = torch.zeros(K, dtype=torch.long)
     for d in range(L):
-        chain = tree.add_chain_tokens(chain, drafts[:, d])
+        chain = tree.add_draws(chain, drafts[:, d])
     return tree
 
 
@@ -617,7 +617,7 @@ def test_two_transfers_per_iteration_and_no_other(tiny, monkeypatch):
         assert len(calls) == 2 * g.metrics.iterations, (trace, len(calls), g.metrics.iterations)
         assert stray == [], stray
     assert "cpu" in seen and "numpy" in seen            # the watch sees the one place that converts
-    assert calls[::2] == [4] * g.metrics.iterations        # p, parents, tokens, chains: one copy
+    assert calls[::2] == [6] * g.metrics.iterations        # p, parents, tokens, the draws (parents, tokens), chains: one copy
     calls.clear()
     AutoregressiveDecoder(tiny, SamplingConfig(1.0)).generate(TINY_PROMPT, 10, seed=2)
     assert len(calls) == 10
