@@ -375,16 +375,18 @@ TREE_BUDGET = 16
 
 
 def sequoia_plans(pair: ModelPair, cfg: BenchConfig, say: Callable[[str], None]) -> dict:
-    """For each temperature, the positional acceptance measured on 24 held-out windows of 128
-    tokens (seeded apart from the prompts) and Sequoia's best tree for each budget of
-    ``cfg.sequoia`` (``core.bench.acceptance``): {T: {"plans": [...], "info": {...}}}."""
+    """For each temperature, the positional acceptance measured on the target's own continuations
+    (48 tokens) of 16 held-out prompts of 64 tokens, seeded apart from the benchmark's prompts, and
+    Sequoia's best tree for each budget of ``cfg.sequoia`` (``core.bench.acceptance``):
+    {T: {"plans": [...], "info": {...}}}."""
     if not cfg.sequoia:
         return {}
-    from core.bench.acceptance import positional_acceptance
-    windows = heldout_windows(pair.tokenizer, 24, 128, cfg.seed + 101)
+    from core.bench.acceptance import positional_acceptance, target_continuations
+    prompts = heldout_windows(pair.tokenizer, 16, 64, cfg.seed + 101)
     out = {}
     for T in cfg.temperatures:
-        acc = positional_acceptance(pair, windows, SamplingConfig(T), ranks=max(cfg.sequoia))
+        windows = target_continuations(pair, prompts, 48, SamplingConfig(T), cfg.seed)
+        acc = positional_acceptance(pair, windows, SamplingConfig(T), ranks=max(cfg.sequoia), min_context=64)
         plans, trees = [], []
         for n in cfg.sequoia:
             tree = acc.best_tree(n, cfg.sequoia_depth)
