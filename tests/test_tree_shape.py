@@ -124,7 +124,7 @@ def test_estimator_is_the_plain_average_over_positions(tiny_pair):
     assert greedy.accept.sum() <= 1 + 1e-12
 
 
-def test_decoder_accepts_what_sequoia_predicts_on_a_context_independent_pair(constant_pair):
+def test_decoder_accepts_what_sequoia_predicts_on_a_context_independent_pair(constant_pair, tmp_path):
     """Sequoia's best tree of 8 nodes for â, decoded by rrs at T = 1: the mean accepted length per
     iteration is F − 1 (every iteration is independent here; 4 standard errors), and the tree's
     rank paths travel through a JSON file as ``--tree-paths`` reads them."""
@@ -137,16 +137,9 @@ def test_decoder_accepts_what_sequoia_predicts_on_a_context_independent_pair(con
     taus = [it.tau for seed in range(12) for it in dec.generate([1, 2], 120, seed).iterations]
     se = np.std(taus, ddof=1) / np.sqrt(len(taus))
     assert len(taus) > 300 and abs(np.mean(taus) - predicted) < 4 * se, (np.mean(taus), predicted, se)
-    assert parse_rank_paths_from(tree.paths).paths == tuple(sorted(tree.paths, key=lambda v: (len(v), v)))
-
-
-def parse_rank_paths_from(paths, tmp=None):
-    import tempfile
-    from pathlib import Path
-    with tempfile.TemporaryDirectory() as d:
-        file = Path(d) / "tree.json"
-        file.write_text(json.dumps({"paths": [list(p) for p in paths]}))
-        return parse_rank_paths(str(file))
+    file = tmp_path / "tree.json"
+    file.write_text(json.dumps({"paths": [list(p) for p in tree.paths]}))
+    assert parse_rank_paths(str(file)).paths == tuple(sorted(tree.paths, key=lambda v: (len(v), v)))
 
 
 def test_study_writes_trees_and_measures_them(tiny_pair, tmp_path):
