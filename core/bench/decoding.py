@@ -71,6 +71,7 @@ class BenchConfig:
     #: positional acceptance measured on held-out windows, depth ≤ ``sequoia_depth``, run with rrs
     sequoia: tuple[int, ...] = ()
     sequoia_depth: int = 6
+    sequoia_prompts: int = 16           # held-out prompts whose target continuations give a_k
 
     @classmethod
     def default(cls, quick: bool = False) -> "BenchConfig":
@@ -376,13 +377,14 @@ TREE_BUDGET = 16
 
 def sequoia_plans(pair: ModelPair, cfg: BenchConfig, say: Callable[[str], None]) -> dict:
     """For each temperature, the positional acceptance measured on the target's own continuations
-    (48 tokens) of 16 held-out prompts of 64 tokens, seeded apart from the benchmark's prompts, and
+    (48 tokens) of ``cfg.sequoia_prompts`` held-out prompts of 64 tokens, seeded apart from the
+    benchmark's prompts, and
     Sequoia's best tree for each budget of ``cfg.sequoia`` (``core.bench.acceptance``):
     {T: {"plans": [...], "info": {...}}}."""
     if not cfg.sequoia:
         return {}
     from core.bench.acceptance import positional_acceptance, target_continuations
-    prompts = heldout_windows(pair.tokenizer, 16, 64, cfg.seed + 101)
+    prompts = heldout_windows(pair.tokenizer, cfg.sequoia_prompts, 64, cfg.seed + 101)
     out = {}
     for T in cfg.temperatures:
         windows = target_continuations(pair, prompts, 48, SamplingConfig(T), cfg.seed)
