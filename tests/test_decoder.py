@@ -271,7 +271,14 @@ def test_tree_plans_same_tokens_with_and_without_traces(tiny, name):
         assert runs[0].metrics.acceptance_per_position == runs[1].metrics.acceptance_per_position
         its = runs[0].iterations
         assert all(it.law == runs[0].metrics.law and it.draft == TREE_PLANS[name].label for it in its)
-        assert all(it.accepted in {tuple(n.node) for n in it.nodes} for it in its)
+        for it in its:
+            nodes = {tuple(n.node) for n in it.nodes}
+            edges = it.edges()
+            assert it.accepted in nodes and len(edges) == len(nodes) - 1
+            assert all(e["parent"] in nodes and e["node"][:-1] == e["parent"] for e in edges)
+            assert [e["node"] for e in edges if e["accepted"]] == [it.accepted[:d] for d in range(1, it.tau + 1)]
+            assert it.cache_s >= 0 and it.draft_s > 0 and it.target_s > 0
+            json.dumps(it.to_dict(str))
 
 
 @pytest.mark.parametrize("method", ["specinfer", "traversal"])

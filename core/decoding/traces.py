@@ -60,6 +60,13 @@ class IterationTrace:
     cache_s: float
     block: DraftBlock | TokenTree | None = field(default=None, repr=False)
 
+    def edges(self) -> list[dict]:
+        """The tree's edges, breadth first, for drawing it: each non-root node with its parent
+        (both as token prefixes), its token, p and q of that token at the parent, and whether it
+        lies on the accepted path."""
+        return [{"parent": n.node[:-1], "node": n.node, "token": n.token, "p": n.p_token, "q": n.q_token,
+                 "accepted": self.accepted[:n.depth] == n.node} for n in self.nodes if n.node]
+
     def to_dict(self, token_text: Callable[[int], str] | None = None) -> dict:
         """Plain lists and numbers (nodes as lists of token ids), without the block; with
         ``token_text``, each node's token and the extra token also get their text."""
