@@ -1,13 +1,17 @@
-"""Speculative decoding with K i.i.d. drafts of length L over a real pair of causal language models.
+"""Speculative decoding over a real pair of causal language models: K i.i.d. drafts of length L, or
+any draft plan of ``core.decoding.plans`` (chains or a static tree by any law, a rank-path tree,
+EAGLE-2's dynamic tree).
 
 One iteration (docs/maths.md), from a context c of n tokens, is one call into each step's module:
 
-1. **Propose** (``core.decoding.proposal``): the draft model samples K drafts x^(1..K) ∈ Ω^L,
-   merged into one draft tree grown level by level, with p(·|c·s) at every node s;
+1. **Propose** (``core.decoding.proposal``): the draft model drafts the plan's tree (for K chains,
+   K drafts x^(1..K) ∈ Ω^L merged into one tree), grown level by level, with p(·|c·s) at every
+   node s that has children;
 2. **Score** (``core.decoding.scoring``): the target runs once over the whole tree, giving
-   q(·|c·s) at every node s, |s| ≤ L (bonus position included);
-3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns the ``DraftBlock`` into
-   an accepted prefix s and an extra token y, and the iteration's trace is recorded;
+   q(·|c·s) at every node s (bonus positions included);
+3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns what it reads (a
+   ``DraftBlock`` for K i.i.d. chains, a ``TokenTree`` otherwise) into an accepted prefix s and an
+   extra token y, and the iteration's trace is recorded;
 4. **Commit** (``core.decoding.commit``): both caches rolled back to c·s, c ← c·s·y, and the stop
    test;
 
