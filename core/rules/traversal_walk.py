@@ -86,7 +86,7 @@ def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
         return children[b[:-1]][b[-1]][0]
 
     def visit(b: Node, w: float) -> Outcome | None:
-        if len(b) == L:
+        if len(b) == L or b not in children:        # a leaf: at depth L, or without draws (any shape)
             passed = trace.test(b, first(b), w, coins.bernoulli(w), "full-block")
             return Outcome(b, first(b), block.q[b], trace) if passed else None
         T = block.q[b]
