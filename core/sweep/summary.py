@@ -51,10 +51,14 @@ def is_draft_frame(frame: pd.DataFrame) -> bool:
     return all(c in frame.columns for c in DRAFT_COLUMNS)
 
 
+def row_shape(shape: str, branching: str) -> Shape:
+    """The ``Shape`` of a draft sweep's row, from its ``shape`` and ``branching`` columns."""
+    return Shape(tuple(int(x) for x in str(branching).split(",")), chains=shape == "chains")
+
+
 def shape_label(shape: str, branching: str) -> str:
     """A row's shape as ``Shape.label`` writes it: ``chains 2×2`` or ``b = (2, 1)``."""
-    b = tuple(int(x) for x in str(branching).split(","))
-    return Shape(b, chains=shape == "chains").label
+    return row_shape(shape, branching).label
 
 
 def _key(row, columns) -> dict:
@@ -119,6 +123,20 @@ def leaderboard(frame: pd.DataFrame) -> dict:
     return {"score": score, "instances": instances, "methods": methods, "by": by}
 
 
+def law_gains(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each law's own optimum over the i.i.d. optimum at an equal budget, per pair of models: one
+    row per (pair, budget, law) with the law's best shape of that budget (``shape``, its label; the
+    first in the rows' order among equals), its own-law LP (``lp``), the LP of i.i.d. chains of the
+    same budget and length (``lp_iid``) and ``gain`` = lp / lp_iid; pairs where L does not divide
+    the budget (no such chains) are left out."""
+    analyses = frame[frame["lp_iid"] > 0].drop_duplicates(group_columns(frame))
+    keys = [*PAIR_COLUMNS, "budget", "law"]
+    top = analyses.loc[analyses.groupby(keys, sort=False)["lp"].idxmax()]
+    shape = [shape_label(s, b) for s, b in zip(top["shape"], top["branching"])]
+    return (top[keys + ["lp", "lp_iid"]].assign(shape=shape, gain=top["lp"] / top["lp_iid"])
+            .reset_index(drop=True))
+
+
 def law_board(frame: pd.DataFrame) -> dict | None:
     """What compares draft laws at an equal budget, from a draft sweep's rows with the ``lp`` bound
     (None without it), per temperature (``temperature`` on every entry):
@@ -149,11 +167,10 @@ def law_board(frame: pd.DataFrame) -> dict | None:
             if not len(rows):
                 continue
             ratio = (rows["lp"] / rows["lp_iid"]).to_numpy()
-            best_lp = rows.groupby([*pair, "budget"])[["lp", "lp_iid"]].max()
             worst = rows.iloc[int(np.argmin(ratio))]
             own.append({"temperature": float(T), "law": law,
                         "per_shape": {**_stats(ratio), "worst": {**_key(worst, KEY_COLUMNS), "shape": worst["label"]}},
-                        "best_shape": _stats((best_lp["lp"] / best_lp["lp_iid"]).to_numpy())})
+                        "best_shape": _stats(law_gains(rows)["gain"].to_numpy())})
     for (T, law, method), rows in frame.groupby(["temperature", "law", "method"], sort=False):
         ratio = np.where(rows["lp"] > 0, rows["expected_accepted"] / rows["lp"].where(rows["lp"] > 0, 1.0), 1.0)
         shares.append({"temperature": float(T), "law": law, "method": method, **_stats(ratio),
@@ -190,7 +207,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows])
 
 
-def _where(worst: dict) -> str:
+def describe(worst: dict) -> str:
     """An instance (and its draft) as one line: ``iid V=2 K=2 L=1 #3`` (``b = (2, 1) wor``)."""
     text = "{family} V={V} K={K} L={L} #{index}".format(**worst)
     if "law" in worst:
@@ -204,7 +221,7 @@ def format_leaderboard(board: dict) -> str:
     name = "E/LP" if board["score"] == "ratio_lp" else "E[tau]"
     rows = [[m["method"], str(m["n"]), f"{m['mean']:.4f}", f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
              f"{m['min']:.4f}", f"{100 * m['best_share']:.1f}%", f"{m['max_tv']:.2e}",
-             _where(m["worst"])] for m in board["methods"]]
+             describe(m["worst"])] for m in board["methods"]]
     head = f"{board['instances']} instances; score {name} (higher is better)"
     if "analyses" in board:
         head = (f"{board['instances']} instances (pairs of models), {board['analyses']} analyses (instance × "
