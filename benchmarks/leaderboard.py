@@ -173,9 +173,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[],
                         help="more options for every sweep (the rest of the command line)")
     args = parser.parse_args(argv)
-    result = run(args)
-    if args.summary:
-        Path(args.summary).write_text(json.dumps(result, indent=1) + "\n")
+    return report(run(args), args.summary)
+
+
+def report(result: dict, summary: str | None) -> dict:
+    """Write ``result`` (the leaderboard and the run's figures) to ``summary`` as JSON, and print the
+    leaderboard's tables and the run's figures (``benchmarks.tree_findings`` does the same)."""
+    if summary:
+        Path(summary).write_text(json.dumps(result, indent=1) + "\n")
     print(format_leaderboard(result["leaderboard"]))
     print(json.dumps({k: v for k, v in result["run"].items() if k not in ("parts", "commands")}))
     return result

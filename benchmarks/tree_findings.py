@@ -27,11 +27,12 @@ import shlex
 import time
 from pathlib import Path
 
+from benchmarks.leaderboard import report
 from core.cli import main as cli_main
 from core.sweep import ship
 from core.sweep.engine import dask_client
 from core.sweep.store import read_results
-from core.sweep.summary import format_leaderboard, leaderboard
+from core.sweep.summary import leaderboard
 
 GRID = ["--family", "all", "--V", "2", "3", "4"]
 #: (folder, options, share of --n): every sweep of the findings.
@@ -93,12 +94,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default="artifacts/tree_findings", help="parent of the sweeps' results folders")
     parser.add_argument("--summary", help="write the leaderboard and the run's figures here (JSON)")
     args = parser.parse_args(argv)
-    result = run(args)
-    if args.summary:
-        Path(args.summary).write_text(json.dumps(result, indent=1) + "\n")
-    print(format_leaderboard(result["leaderboard"]))
-    print(json.dumps({k: v for k, v in result["run"].items() if k not in ("parts", "commands")}))
-    return result
+    return report(run(args), args.summary)
 
 
 if __name__ == "__main__":

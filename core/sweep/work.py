@@ -63,15 +63,21 @@ def instance_rows(config: SweepConfig, key: InstanceKey) -> list[dict]:
     for method in config.methods:
         verifier = make_verifier(method, draft=draft, target=target, K=key.K, L=key.L)
         result = exact_analysis(verifier, draft, target, key.K, key.L)
-        row = {**key._asdict(), "mismatch": mismatch, "temperature": config.temperature,
-               "seed": config.seed, "method": method,
-               "expected_accepted": result.expected_accepted,
-               "block_efficiency": result.block_efficiency,
-               "fidelity_tv": result.fidelity_tv, **found}
-        if "lp" in found:
-            row["ratio_lp"] = result.expected_accepted / found["lp"] if found["lp"] > 0 else 1.0
-        rows.append({**row, "draft": draft_json, "target": target_json})
+        head = {**key._asdict(), "mismatch": mismatch, "temperature": config.temperature,
+                "seed": config.seed, "method": method}
+        rows.append(result_row(head, result, found, (draft_json, target_json)))
     return rows
+
+
+def result_row(head: dict, result, found: dict[str, float], models: tuple[str, str]) -> dict:
+    """One row: ``head`` (the instance, its draft and the method), then E[τ], the block efficiency,
+    the fidelity error, the bounds ``found``, ratio_lp where ``found`` has the LP, and the models'
+    JSON (draft, target), in that column order."""
+    row = {**head, "expected_accepted": result.expected_accepted, "block_efficiency": result.block_efficiency,
+           "fidelity_tv": result.fidelity_tv, **found}
+    if "lp" in found:
+        row["ratio_lp"] = result.expected_accepted / found["lp"] if found["lp"] > 0 else 1.0
+    return {**row, "draft": models[0], "target": models[1]}
 
 
 def draft_label(shape: Shape) -> dict:
@@ -122,15 +128,10 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
                 verifier = LPOptimal(plan=plan) if resolve(method) is LPOptimal else \
                     make_verifier(method, draft=draft, target=target, shape=shape, law=law)
                 result = exact_analysis(verifier, draft, target, shape=shape, law=law)
-                row = {"family": key.family, "V": key.V, "K": shape.K, "L": L, "index": key.index,
-                       "mismatch": mismatch, "temperature": config.temperature, "seed": config.seed,
-                       "method": method, **draft_label(shape), "law": law,
-                       "expected_accepted": result.expected_accepted,
-                       "block_efficiency": result.block_efficiency,
-                       "fidelity_tv": result.fidelity_tv, **found}
-                if "lp" in found:
-                    row["ratio_lp"] = result.expected_accepted / found["lp"] if found["lp"] > 0 else 1.0
-                rows.append({**row, "draft": draft_json, "target": target_json})
+                head = {"family": key.family, "V": key.V, "K": shape.K, "L": L, "index": key.index,
+                        "mismatch": mismatch, "temperature": config.temperature, "seed": config.seed,
+                        "method": method, **draft_label(shape), "law": law}
+                rows.append(result_row(head, result, found, (draft_json, target_json)))
     return rows
 
 
