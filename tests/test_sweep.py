@@ -57,6 +57,9 @@ def test_the_default_methods_come_from_the_registry_metadata():
     expected = [n for n, c in REGISTRY.items() if not c.needs_models and (c.lossless_by_theory or n == "spectr_gbv")]
     assert list(default_methods()) == expected
     assert "lp_optimal" not in default_methods() and "spectr_gbv" in default_methods()
+    # a draft sweep's: the same, specinfer under its tree name, the LP-optimal rule and typical (lossy)
+    assert draft_methods() == (*("rrs" if m == "specinfer" else m for m in default_methods()), "lp_optimal", "typical")
+    assert "typical" not in default_methods()      # today's sweeps keep their rows
 
 
 def test_an_instance_is_a_pure_function_of_its_key_and_a_row_reopens_to_its_models(serial):
@@ -304,7 +307,9 @@ def test_a_draft_sweep_row_is_the_library_value_of_its_shape_law_and_rule(draft_
                     assert row.fidelity_tv <= 1e-12 and row.expected_accepted <= lp + 1e-9
             if law == "topk" and kind == "tree":           # the closed form Σ q(s) = rrs = traversal = LP
                 value = topk_tree_value(draft, target, shape)
-                assert part.expected_accepted.to_numpy() == pytest.approx(value, abs=1e-12)
+                lossless = part[[resolve(m).lossless_by_theory for m in part.method]]
+                assert sorted(lossless.method) == ["lp_optimal", "rrs", "traversal"]
+                assert lossless.expected_accepted.to_numpy() == pytest.approx(value, abs=1e-12)
             seen.add((V, shape.label, law))
     # at V = 2 the distinct-token laws cannot draw b = (1, 3)'s three children: no rows, a note
     assert {(2, "b = (1, 3)", law) for law in ("wor", "topk", "greedy")}.isdisjoint(seen)
@@ -364,7 +369,7 @@ def test_the_law_board_equals_a_direct_computation(draft_serial):
             assert b["mean"] == pytest.approx(means.max(), abs=1e-15)
             assert set(b["tied"]) == set(means.index[means >= means.max() - 1e-9])
             assert b["best"] in b["tied"]
-        assert set(entry["by"]) == {"lp", "rrs", "traversal"}
+        assert set(entry["by"]) == {"lp", "rrs", "traversal", "typical"}
     # chains 2×2 and b = (2, 1) draft alike but for topk: their means tie for iid, wor and greedy
     tie = next(e for e in laws["best_shapes"] if (e["V"], e["law"]) == (2, "iid"))
     assert set(tie["by"]["lp"]["tied"]) == {"b = (2, 1)", "chains 2×2"}
