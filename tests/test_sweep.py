@@ -352,7 +352,7 @@ def test_the_law_board_equals_a_direct_computation(draft_serial):
         ratio = (rows.expected_accepted / rows.lp).to_numpy()
         assert entry["n"] == ratio.size and entry["mean"] == pytest.approx(ratio.mean(), abs=1e-15)
         assert entry["min"] == pytest.approx(ratio.min(), abs=1e-15)
-        assert entry["max_tv"] == rows.fidelity_tv.max()
+        assert entry["max_tv"] == rows.fidelity_tv.max() and entry["mean_tv"] == rows.fidelity_tv.mean()
     gbv = next(e for e in laws["shares"] if e["method"] == "spectr_gbv")
     assert gbv["law"] == "iid" and gbv["lossless_share"] == 0.0
     for entry in laws["best_shapes"]:

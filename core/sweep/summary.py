@@ -146,8 +146,8 @@ def law_board(frame: pd.DataFrame) -> dict | None:
       shape (``per_shape``) and for the law's best shape at each budget (``best_shape``: the max
       over the shapes of budget n of the own-law LP, over the same ``lp_iid``): n, mean with its
       95% interval, median, min (and where, ``worst``), max;
-    - ``shares``: per law and rule, E[τ] over the own-law optimum (``_stats``), the largest
-      fidelity error and the share of analyses it is lossless on (TV ≤ ``LOSSLESS_TOL``);
+    - ``shares``: per law and rule, E[τ] over the own-law optimum (``_stats``), the largest and
+      the mean fidelity error and the share of analyses it is lossless on (TV ≤ ``LOSSLESS_TOL``);
     - ``best_shapes``: per (V, L, budget, law), and per (V, L, budget) over every law (law
       ``any``), for the own-law LP (``lp``) and each rule defined on every draft (``TREE_RULES``):
       the shape (with its law, for ``any``) of the highest mean over the pairs, those within
@@ -174,7 +174,7 @@ def law_board(frame: pd.DataFrame) -> dict | None:
     for (T, law, method), rows in frame.groupby(["temperature", "law", "method"], sort=False):
         ratio = np.where(rows["lp"] > 0, rows["expected_accepted"] / rows["lp"].where(rows["lp"] > 0, 1.0), 1.0)
         shares.append({"temperature": float(T), "law": law, "method": method, **_stats(ratio),
-                       "max_tv": float(rows["fidelity_tv"].max()),
+                       "max_tv": float(rows["fidelity_tv"].max()), "mean_tv": float(rows["fidelity_tv"].mean()),
                        "lossless_share": float((rows["fidelity_tv"] <= LOSSLESS_TOL).mean())})
     for (T, V, L, n), part in frame.groupby(["temperature", "V", "L", "budget"]):
         for law, rows in [*part.groupby("law", sort=False), ("any", part)]:
@@ -254,7 +254,8 @@ def format_law_board(laws: dict) -> str:
                   "{family} V={V} K={K} L={L} #{index} {shape}".format(**e["per_shape"]["worst"])]
                  for e in laws["own_over_iid"]]
     shares = [[*T(e), e["law"], e["method"], str(e["n"]), f"{e['mean']:.4f}", f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}]",
-               f"{e['median']:.4f}", f"{e['min']:.4f}", f"{e['max_tv']:.2e}", f"{100 * e['lossless_share']:.1f}%"]
+               f"{e['median']:.4f}", f"{e['min']:.4f}", f"{e['max_tv']:.2e}", f"{e['mean_tv']:.2e}",
+               f"{100 * e['lossless_share']:.1f}%"]
               for e in laws["shares"]]
     best = []
     for e in laws["best_shapes"]:
@@ -265,7 +266,8 @@ def format_law_board(laws: dict) -> str:
         _table([*head_T, "law", "n", "own LP / iid LP, best shape: mean", "median", "min", "max"], own),
         _table([*head_T, "law", "n", "own LP / iid LP, every shape: mean", "median", "min", "max", "at the min"],
                per_shape),
-        _table([*head_T, "law", "method", "n", "E / own LP: mean", "95% CI", "median", "min", "max TV", "lossless"],
+        _table([*head_T, "law", "method", "n", "E / own LP: mean", "95% CI", "median", "min", "max TV", "mean TV",
+                "lossless"],
                shares),
         _table([*head_T, "V", "L", "n", "law", "of", "best shape", "mean", "best on"], best),
     ]
