@@ -10,7 +10,8 @@ runs one ``python -m core sweep`` per entry of ``SWEEPS`` (printed first, so the
 hand instead) on one embedded Dask cluster of ``--workers`` processes, each into its own folder
 under ``--out``, then writes the leaderboard of all of them (``--summarize`` of the parent folder:
 its law board is per temperature) with the run's wall time, workers and load to ``--summary``.
-Rerunning the same command resumes.  With n = 84 the T = 1 sweep holds 2,016 pairs of models
+Rerunning the same command resumes; ``--resummarize`` recomputes only the summary from the folders
+(the run's figures kept).  With n = 84 the T = 1 sweep holds 2,016 pairs of models
 (4 families × 3 V × 2 L × 84), each analysed at every budget of its L; at T = 0.5 and 2,
 n/4 each; at T = 0 the draft is one-hot, so only the iid law on every shape and every law on the
 single chains b = (1, 1) and (1, 1, 1) are defined there.  Figures, not assertions.
@@ -93,7 +94,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--workers", type=int, default=2, help="embedded Dask cluster's worker processes")
     parser.add_argument("--out", default="artifacts/tree_findings", help="parent of the sweeps' results folders")
     parser.add_argument("--summary", help="write the leaderboard and the run's figures here (JSON)")
+    parser.add_argument("--resummarize", action="store_true",
+                        help="compute nothing: summarise --out again into --summary, keeping the run's figures there")
     args = parser.parse_args(argv)
+    if args.resummarize:
+        if not args.summary:
+            parser.error("--resummarize rewrites --summary; name it")
+        kept = json.loads(Path(args.summary).read_text())["run"]
+        return report({"leaderboard": leaderboard(read_results(args.out)), "run": kept}, args.summary)
     return report(run(args), args.summary)
 
 

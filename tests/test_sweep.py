@@ -345,6 +345,11 @@ def test_the_law_board_equals_a_direct_computation(draft_serial):
         assert entry["best_shape"]["n"] == 4
         assert (entry["best_shape"]["mean"], entry["best_shape"]["min"]) == \
             pytest.approx((best.mean(), best.min()), abs=1e-15)
+        for cell in entry["by_cell"]:                   # the same per V (one L and one budget here)
+            mine_V = mine[mine.V == cell["V"]]
+            gains = [g.lp.max() / g.lp_iid.iloc[0] for _, g in mine_V.groupby(["family", "index"])]
+            assert (cell["L"], cell["budget"], cell["n"]) == (2, 4, 2)
+            assert cell["mean"] == pytest.approx(np.mean(gains), abs=1e-15)
     iid = next(e for e in laws["own_over_iid"] if e["law"] == "iid")
     assert iid["best_shape"]["max"] == pytest.approx(1.0, abs=1e-9)     # i.i.d. chains are among the shapes
     for entry in laws["shares"]:

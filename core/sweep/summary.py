@@ -144,8 +144,8 @@ def law_board(frame: pd.DataFrame) -> dict | None:
     - ``own_over_iid``: per law, the own-law optimum LP(shape, law) over the optimum of i.i.d.
       chains of the same budget n and length L (``lp_iid``; pairs where L divides n), for every
       shape (``per_shape``) and for the law's best shape at each budget (``best_shape``: the max
-      over the shapes of budget n of the own-law LP, over the same ``lp_iid``): n, mean with its
-      95% interval, median, min (and where, ``worst``), max;
+      over the shapes of budget n of the own-law LP, over the same ``lp_iid``; ``by_cell``, the same
+      per V, L and budget): n, mean with its 95% interval, median, min (and where, ``worst``), max;
     - ``shares``: per law and rule, E[τ] over the own-law optimum (``_stats``), the largest and
       the mean fidelity error and the share of analyses it is lossless on (TV ≤ ``LOSSLESS_TOL``);
     - ``best_shapes``: per (V, L, budget, law), and per (V, L, budget) over every law (law
@@ -168,9 +168,12 @@ def law_board(frame: pd.DataFrame) -> dict | None:
                 continue
             ratio = (rows["lp"] / rows["lp_iid"]).to_numpy()
             worst = rows.iloc[int(np.argmin(ratio))]
+            gains = law_gains(rows)
             own.append({"temperature": float(T), "law": law,
                         "per_shape": {**_stats(ratio), "worst": {**_key(worst, KEY_COLUMNS), "shape": worst["label"]}},
-                        "best_shape": _stats(law_gains(rows)["gain"].to_numpy())})
+                        "best_shape": _stats(gains["gain"].to_numpy()),
+                        "by_cell": [{"V": int(V), "L": int(L), "budget": int(n), **_stats(cell["gain"].to_numpy())}
+                                    for (V, L, n), cell in gains.groupby(["V", "L", "budget"])]})
     for (T, law, method), rows in frame.groupby(["temperature", "law", "method"], sort=False):
         ratio = np.where(rows["lp"] > 0, rows["expected_accepted"] / rows["lp"].where(rows["lp"] > 0, 1.0), 1.0)
         shares.append({"temperature": float(T), "law": law, "method": method, **_stats(ratio),
