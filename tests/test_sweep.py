@@ -460,3 +460,20 @@ def test_killing_a_worker_mid_sweep_loses_no_row(client, serial, tmp_path):
     assert killed and report.computed == 16
     pd.testing.assert_frame_equal(read_results(out), serial, check_exact=True)
     assert killed[0] not in client.run(os.getpid).values()
+
+
+def test_a_single_chain_drafted_by_wor_or_greedy_repeats_no_chains_only_rule():
+    """One draw by wor or greedy is one sample from p, so the chain b = (1, 1) is one i.i.d. draft
+    under iid, wor and greedy: every rule is defined there, but the rules defined on K i.i.d. chains
+    only run under iid (their rows under the other two would repeat these), while rrs, traversal
+    and the LP run under each law, with equal values."""
+    config = replace(DRAFTS, families=("markov",), Vs=(3,), Ls=(2,), budgets=(), trees=((1, 1),),
+                     laws=("iid", "wor", "greedy"))
+    rows: list[dict] = []
+    run_sweep(config, None, sink=rows.extend)
+    f = pd.DataFrame(rows)
+    by_law = {law: set(part.method) for law, part in f.groupby("law")}
+    assert by_law["iid"] == set(config.methods)
+    assert by_law["wor"] == by_law["greedy"] == {"rrs", "traversal", "lp_optimal", "typical"}
+    values = f.pivot(index="method", columns="law", values="expected_accepted").dropna()
+    assert (values["wor"] == values["iid"]).all() and (values["greedy"] == values["iid"]).all()

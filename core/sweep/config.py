@@ -87,6 +87,15 @@ def draft_methods() -> tuple[str, ...]:
             *(m for m in TREE_LOSSY if m in REGISTRY))
 
 
+def runs_on(method: str, shape: Shape, law: str) -> bool:
+    """Whether a draft sweep runs ``method`` on drafts of this shape and law: a rule with
+    ``token_trees`` wherever it is defined, any other rule on K i.i.d. chains drafted by ``iid``
+    only.  A single chain drafted by ``wor`` or ``greedy`` is one i.i.d. draft, which every rule
+    accepts, but its rows under those laws would repeat the ``iid`` rows of the same chain."""
+    cls = resolve(method)
+    return cls.supports(shape, law) and (cls.token_trees or law == "iid")
+
+
 def law_defined(V: int, shape: Shape, law: str, support: int | None = None) -> bool:
     """Whether ``law`` can draft ``shape`` over models whose every next-token distribution has
     ``support`` tokens of positive probability (default V): a distinct-token law needs as many
@@ -272,10 +281,9 @@ def _check_draft(config: SweepConfig, V: int, shape: Shape, law: str) -> None:
         except BoundsTooLarge as exc:
             raise SweepError(f"{where}: {exc} (--tree lists the shapes one by one)") from None
     for name in config.methods:
-        cls = resolve(name)
-        if not cls.supports(shape, law):
+        if not runs_on(name, shape, law):
             continue
-        cost = estimated_seconds(cls, V, shape=shape, law=law)
+        cost = estimated_seconds(resolve(name), V, shape=shape, law=law)
         if cost > MAX_SECONDS:
             raise SweepError(f"the exact law of {name} for {where} would take about {cost:,.0f} s per "
                              f"instance (limit {MAX_SECONDS:g} s); use a smaller V or tree")

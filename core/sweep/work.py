@@ -26,7 +26,7 @@ from core.analysis.exact import exact_analysis
 from core.data.shapes import Shape
 from core.rules.lp_optimal import LPOptimal
 from core.rules.registry import make_verifier, resolve
-from core.sweep.config import DraftKey, InstanceKey, SweepConfig, law_defined
+from core.sweep.config import DraftKey, InstanceKey, SweepConfig, law_defined, runs_on
 from core.sweep.instances import instance_models
 
 #: The columns that name an instance; with ``method`` they name a row.
@@ -89,7 +89,7 @@ def draft_label(shape: Shape) -> dict:
 def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
     """The rows of one unit of a draft sweep: for every shape of depth L and budget n
     (``SweepConfig.draft_shapes``) and every law that can draft it over V tokens (``law_defined``),
-    one row per rule defined there (``Verifier.supports``), in ``config.methods`` order.
+    one row per rule that runs there (``runs_on``), in ``config.methods`` order.
 
     Every own-law LP is solved once per (shape, law) and shared with ``lp_optimal``'s row (whose
     E[τ] is then the plan's, and its TV checks the plan); K i.i.d. chains, however written (the
@@ -120,7 +120,7 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
         for law in config.draft_laws():
             if not law_defined(key.V, shape, law):
                 continue
-            methods = [m for m in config.methods if resolve(m).supports(shape, law)]
+            methods = [m for m in config.methods if runs_on(m, shape, law)]
             plan = own_plan(shape, law) if "lp" in config.bounds or "lp_optimal" in methods else None
             found = {**{k: v for k, v in iid.items() if k != "lp"},
                      **({"lp": plan.value, "lp_iid": iid["lp"]} if "lp" in config.bounds else {})}
