@@ -143,7 +143,7 @@ def run(args) -> dict:
             "extra": args.extra,
             "commands": ["python -m core " + shlex.join(argv) for argv in commands],
             "workers": workers, "scheduler": args.scheduler or "ProcessCluster (dask scheduler + dask worker)",
-            "wall_s": wall, "computed": computed, "parts": parts,
+            "wall_s": wall, "computed": computed, "rows": int(len(frame)), "parts": parts,
             # CPU-seconds of worker time per instance computed by this run (wall × workers / instances).
             "worker_s_per_instance": wall * workers / computed if computed else None,
             "load_average_before": load_before, "load_average_after": load_after,
