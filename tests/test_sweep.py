@@ -358,6 +358,11 @@ def test_the_law_board_equals_a_direct_computation(draft_serial):
         assert entry["n"] == ratio.size and entry["mean"] == pytest.approx(ratio.mean(), abs=1e-15)
         assert entry["min"] == pytest.approx(ratio.min(), abs=1e-15)
         assert entry["max_tv"] == rows.fidelity_tv.max() and entry["mean_tv"] == rows.fidelity_tv.mean()
+        for kind, part in entry["by_shape"].items():
+            sel = rows[rows["shape"] == kind]
+            assert part["n"] == len(sel) and part["mean"] == pytest.approx((sel.expected_accepted / sel.lp).mean(), abs=1e-15)
+        if entry["law"] == "topk" and entry["method"] in ("rrs", "traversal"):   # trees: the closed form, the LP
+            assert entry["by_shape"]["tree"]["min"] == pytest.approx(1.0, abs=1e-12)
     gbv = next(e for e in laws["shares"] if e["method"] == "spectr_gbv")
     assert gbv["law"] == "iid" and gbv["lossless_share"] == 0.0
     for entry in laws["best_shapes"]:

@@ -146,8 +146,10 @@ def law_board(frame: pd.DataFrame) -> dict | None:
       shape (``per_shape``) and for the law's best shape at each budget (``best_shape``: the max
       over the shapes of budget n of the own-law LP, over the same ``lp_iid``; ``by_cell``, the same
       per V, L and budget): n, mean with its 95% interval, median, min (and where, ``worst``), max;
-    - ``shares``: per law and rule, E[τ] over the own-law optimum (``_stats``), the largest and
-      the mean fidelity error and the share of analyses it is lossless on (TV ≤ ``LOSSLESS_TOL``);
+    - ``shares``: per law and rule, E[τ] over the own-law optimum (``_stats``; ``by_shape``: n,
+      mean and min on chains and on static trees apart, since a ``topk`` chain is deterministic at
+      its root only), the largest and the mean fidelity error and the share of analyses it is
+      lossless on (TV ≤ ``LOSSLESS_TOL``);
     - ``best_shapes``: per (V, L, budget, law), and per (V, L, budget) over every law (law
       ``any``), for the own-law LP (``lp``) and each rule defined on every draft (``TREE_RULES``):
       the shape (with its law, for ``any``) of the highest mean over the pairs, those within
@@ -176,9 +178,11 @@ def law_board(frame: pd.DataFrame) -> dict | None:
                                     for (V, L, n), cell in gains.groupby(["V", "L", "budget"])]})
     for (T, law, method), rows in frame.groupby(["temperature", "law", "method"], sort=False):
         ratio = np.where(rows["lp"] > 0, rows["expected_accepted"] / rows["lp"].where(rows["lp"] > 0, 1.0), 1.0)
+        kinds = {kind: {"n": int(sel.sum()), "mean": float(ratio[sel].mean()), "min": float(ratio[sel].min())}
+                 for kind in ("chains", "tree") if (sel := (rows["shape"] == kind).to_numpy()).any()}
         shares.append({"temperature": float(T), "law": law, "method": method, **_stats(ratio),
                        "max_tv": float(rows["fidelity_tv"].max()), "mean_tv": float(rows["fidelity_tv"].mean()),
-                       "lossless_share": float((rows["fidelity_tv"] <= LOSSLESS_TOL).mean())})
+                       "lossless_share": float((rows["fidelity_tv"] <= LOSSLESS_TOL).mean()), "by_shape": kinds})
     for (T, V, L, n), part in frame.groupby(["temperature", "V", "L", "budget"]):
         for law, rows in [*part.groupby("law", sort=False), ("any", part)]:
             rows = rows.assign(candidate=rows["label"] if law != "any" else rows["label"] + " " + rows["law"])
