@@ -23,7 +23,7 @@ def main() -> None:
                        layout="wide", initial_sidebar_state="expanded")
     routing.keep_state()
     page = st.navigation({
-        "Learn": [routing.start(), routing.toy_lab(), routing.one_step()],
+        "Learn": [routing.start(), routing.toy_lab(), routing.draft_trees(), routing.one_step()],
         "Real models": [routing.live_decoder(), routing.sweeps()],
         "Check the paper": [routing.claims(), routing.leaderboard()],
     })

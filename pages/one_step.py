@@ -1,13 +1,18 @@
-"""One iteration, step by step: draw K drafts, see the draft tree, reveal the verification one test at
-a time, see the residual and the extra token, and run every method on the same drafts and coins."""
+"""One iteration, step by step: draw K drafts (or a token tree of any shape and draft law), see the
+draft tree, reveal the verification one test (or round) at a time, with S_i, the law each visited
+child is tested against, beside T, what is left of the target, see the residual and the extra token,
+and run every method on the same drafts and coins."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.data.token_tree import TokenTree
 from core.data.trace import Step, Test
+from core.rules.registry import display_name
 from pages.ui import cached, charts, errors, figures, routing, text, toy_config
 
 routing.router_guard()
@@ -15,6 +20,8 @@ routing.router_guard()
 KIND = {"token": "token", "sub-block": "sub-block", "full-block": "full block"}
 #: The rules that walk the tree leaf to root and log every step (``core.rules.traversal_walk``).
 WALKERS = ("traversal", "otv")
+#: The rule that runs rrs, top-down multi-round rejection, on a token tree (``core.rules.specinfer``).
+RRS = "specinfer"
 
 
 @dataclass(frozen=True)
@@ -28,23 +35,29 @@ class Event:
     text: str
     step: Step | None = None
     test: Test | None = None
-    child: int | None = None    # for a residual: the rejected child's token
+    child: int | None = None    # for a residual: the rejected child's token; for a visit or a round, the child's
+    law: np.ndarray | None = None     # a visit's or a round's S: the law of the visited child
+    owed: np.ndarray | None = None    # what the parent still owes when it is tested: w·T (traversal), T (rrs)
+    after: np.ndarray | None = None   # a rejected round's new T (rrs)
 
 
-def walk_events(trace, L: int, rule: str) -> list[Event]:
+def walk_events(trace, L: int, rule: str, q) -> list[Event]:
     """The walk in the order it happened: the trace's enter, visit and residual steps, each acceptance
     test put where the recursion makes it (a leaf's right after its visit, an inner node's right after
     its last residual update, i.e. once all its children are rejected), each visit given the weight
-    w of its parent at that moment (a visit's own w is min(1, w·T(c)/S(c)))."""
+    w of its parent at that moment (a visit's own w is min(1, w·T(c)/S(c))), its S (the step's
+    vector) and w·T, T being what the parent still owes: q(·|parent) (``q``, by node) until a
+    residual step replaces it."""
     tests = {t.node: t for t in trace.tests}
     last_residual = {s.node: i for i, s in enumerate(trace.steps) if s.event == "residual"}
     weight: dict[tuple, float] = {}
+    owed: dict[tuple, np.ndarray] = {}
     visited: dict[tuple, int] = {}    # the child of each node visited last
     out: list[Event] = []
 
-    def add(kind, node, text, step=None, test=None, child=None, **row):
+    def add(kind, node, text, step=None, test=None, child=None, law=None, T=None, **row):
         out.append(Event(kind, node, {"#": len(out) + 1, "step": kind, "node": figures.tokens_str(node), **row},
-                         text, step, test, child))
+                         text, step, test, child, law, T))
 
     def add_test(node):
         t = tests[node]
@@ -56,7 +69,7 @@ def walk_events(trace, L: int, rule: str) -> list[Event]:
     for i, s in enumerate(trace.steps):
         b = s.node
         if s.event == "enter":
-            weight[b] = s.values["w"]
+            weight[b], owed[b] = s.values["w"], np.asarray(q[b], dtype=np.float64)
             order = ""
             if rule == "otv":
                 order = (" OTV visits its children draft-first (the first draft's token, then best q/p first)."
@@ -70,13 +83,14 @@ def walk_events(trace, L: int, rule: str) -> list[Event]:
             wT = w_parent * v["T"]
             add("visit", b, f"Visit `{figures.tokens_str(b)}` (drafted {int(v['multiplicity'])} time(s)): "
                 f"w·T(c) = {w_parent:.4f} × {v['T']:.4f} = {wT:.4f} against S(c) = {v['S']:.4f}, so its weight is "
-                f"w = min(1, w·T(c)/S(c)) = {v['w']:.4f}.", step=s, **{"w (parent)": w_parent, "T(c)": v["T"],
-                                                                       "w·T(c)": wT, "S(c)": v["S"], "w": v["w"]})
+                f"w = min(1, w·T(c)/S(c)) = {v['w']:.4f}.", step=s, child=b[-1], law=s.vector,
+                T=w_parent * owed[b[:-1]], **{"w (parent)": w_parent, "T(c)": v["T"], "w·T(c)": wT,
+                                               "S(c)": v["S"], "w": v["w"]})
             if len(b) == L:
                 add_test(b)
         else:
             w_before = weight[b]
-            weight[b] = s.values["w"]
+            weight[b], owed[b] = s.values["w"], s.vector
             rule_w = ("at the root it stays 1" if not b else "w = 0, since A = 0" if s.values["A"] <= 0.0 else
                       f"w = A/(A + 1 − w) = {s.values['A']:.4f}/({s.values['A']:.4f} + 1 − {w_before:.4f}) = {s.values['w']:.4f}")
             c = visited[b]
@@ -90,6 +104,40 @@ def walk_events(trace, L: int, rule: str) -> list[Event]:
                                   "itself always accepts, so τ = 0 and the extra token is drawn from this T.")
     if sum(e.kind == "test" for e in out) != len(trace.tests):
         raise ValueError("the trace's acceptance tests do not follow its steps, so the walk cannot be replayed.")
+    return out
+
+
+def rrs_events(trace, q) -> list[Event]:
+    """The rounds of rrs on a token tree (``core.rules.specinfer.rrs_walk``), one event per round: its
+    'visit' step (S_i as the vector; S_i(c), T(c), the acceptance probability min(1, T(c)/S_i(c)) and
+    the multiplicity as values), its acceptance test, the T it was tested against (q(·|u) at a node's
+    first round, then the last residual there) and, after a rejection, the new T (the 'residual'
+    step that follows the visit)."""
+    steps, tests = trace.steps, list(trace.tests)
+    owed: dict[tuple, np.ndarray] = {}
+    out: list[Event] = []
+    for i, s in enumerate(steps):
+        if s.event != "visit":
+            continue
+        t = tests[len(out)]
+        u, c = s.node[:-1], s.node[-1]
+        T = owed.get(u, np.asarray(q[u], dtype=np.float64))
+        after = None
+        if not t.passed:
+            after = owed[u] = steps[i + 1].vector
+        v = s.values
+        outcome = "passed" if t.passed else "rejected"
+        then = (f"descend into `{figures.tokens_str(s.node)}`" if t.passed else
+                "T ← (T − S_i)₊ / Σ(T − S_i)₊, and the next child at this node is tested against it")
+        text = (f"At `{figures.tokens_str(u)}`, child `{c}` (drawn {int(v['multiplicity'])} time(s)): "
+                f"S_i(c) = {v['S']:.4f}, T(c) = {v['T']:.4f}, accepted with probability min(1, T(c)/S_i(c)) = "
+                f"{v['w']:.4f}: **{outcome}**; {then}.")
+        out.append(Event("round", s.node, {"#": len(out) + 1, "at node": figures.tokens_str(u), "child": c,
+                                           "drawn": int(v["multiplicity"]), "S_i(c)": v["S"], "T(c)": v["T"],
+                                           "accept with": v["w"], "result": outcome},
+                         text, s, t, c, s.vector, T, after))
+    if len(out) != len(tests):
+        raise ValueError("the trace's rounds do not match its acceptance tests, so the walk cannot be replayed.")
     return out
 
 
@@ -142,14 +190,16 @@ def reveal_buttons(n: int, what: str) -> None:
                 f"Nothing revealed yet: press *Next {what}* to watch the first {what}.")
 
 
-cfg = toy_config.toy_config(methods=False, page_params=tuple(toy_config.STEP_PARAMS))
+cfg = toy_config.toy_config(methods=False, page_params=tuple(toy_config.STEP_PARAMS) + tuple(toy_config.TREE_PARAMS))
 st.title("One iteration, step by step")
 st.markdown(
     "One round of speculative decoding, slowed down. The draft model **p** writes **K** drafts of "
     "**L** tokens; drafts that begin alike share nodes of the **draft tree**. The verifier then makes "
     "its acceptance tests one by one. Press *Next* to reveal them: each test passes or fails with "
     "the probability shown on hover, the failed sub-blocks form the set **H**, and at the end the "
-    "accepted sub-block is followed by **one extra token** from the residual (or a bonus token from q).")
+    "accepted sub-block is followed by **one extra token** from the residual (or a bonus token from q). "
+    "Choose another **shape** or **draft law** below to watch a token tree (top-k, without replacement, "
+    "greedy, or a static tree b) verified round by round.")
 if cfg is None:
     st.stop()
 st.markdown(toy_config.config_caption(cfg))
@@ -159,50 +209,90 @@ def _new_drafts() -> None:
     st.session_state.step_seed = int(st.session_state.get("step_seed", 0)) + 1
 
 
-methods = text.all_methods()
-default = "spectr_gbv" if "spectr_gbv" in methods else methods[0]
+picked = toy_config.tree_controls(cfg)
+if picked is None:
+    st.stop()
+shape, law = picked
+# K i.i.d. chains (however asked for) are drafts every method reads; any other shape or law is a token
+# tree, which only the rules defined on every tree verify (``cached.TREE_RULES``).
+as_tree = not shape.is_iid_chains(law)
+K, L = shape.K, shape.L
+
+methods = list(cached.TREE_RULES) if as_tree else text.all_methods()
+default = (RRS if RRS in methods else methods[0]) if as_tree else "spectr_gbv" if "spectr_gbv" in methods else methods[0]
 st.session_state.setdefault("step_method", default)
 if st.session_state.step_method not in methods:
     st.session_state.step_method = default
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 method = c1.selectbox("Method to watch", methods, key="step_method",
-                      format_func=lambda m: f"{figures.short(m)}: {text.label(m)}")
+                      format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection (SpecInfer's "
+                      "rule on any tree)" if as_tree and m == RRS else f"{figures.short(m)}: {text.label(m)}")
 st.session_state.setdefault("step_seed", 0)
 st.session_state.setdefault("step_coin", 0)
 seed = c2.number_input("Draft seed", 0, 10**9, key="step_seed")
 coin = c3.number_input("Coin seed", 0, 10**9, key="step_coin",
                        help="Seeds the verifier's random coins and the extra-token draw.")
 c4.button("New drafts", on_click=_new_drafts, key="step_new")
-
-if cfg.K * cfg.L > 64:
-    st.error("K·L is too large to draw a readable tree; use K·L ≤ 64.")
-    st.stop()
+# a rule's legend name, but the name token trees give it where that differs (SpecInfer's rule is rrs there)
+name = display_name(method, shape) if as_tree and display_name(method, shape) != method else figures.short(method)
+shown, what = 0, "test"
+if as_tree:
+    try:
+        block = cached.draw_token_tree(cfg.spec, shape, law, int(seed))
+    except Exception as exc:  # noqa: BLE001 - a law that does not exist at some node: one sentence
+        errors.show(exc, "the tree")
+        st.stop()
 
 with errors.guard("the drafts"):
-    block = cached.draw(cfg.spec, cfg.K, cfg.L, int(seed))
-    st.session_state["step_nodes"] = len(block.nodes())
+    if as_tree:
+        nodes = block.nodes()
+        st.session_state["step_nodes"] = len(nodes)
+        st.header("1. The drafted tree")
+        rows = [{"node": figures.tokens_str(u), "law": block.law_at(len(u)).name,
+                 "draws, in visit order": " ".join(f"{x}{'' if block.deterministic(u + (x,)) else '*'}"
+                                                   for x in block.draws[u]),
+                 "children": len(block.children(u))} for u in nodes if len(u) < L]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="step_draws")
+        st.caption(f"{shape.label} drafted by {law}: {len(nodes) - 1} nodes below the root for a budget of "
+                   f"{shape.budget} drafted tokens. A star marks a sampled draw; the others are deterministic "
+                   "(a rank of p). Each node's children are visited in the law's order, each against S_i, its "
+                   "exact law given the children visited before it.")
+    else:
+        block = cached.draw(cfg.spec, K, L, int(seed))
+        st.session_state["step_nodes"] = len(block.nodes())
 
-    st.header("1. The drafts")
-    rows = []
-    for k in range(block.K):
-        x = block.draft(k)
-        px, qx = block.p_joint(x), block.q_joint(x)
-        rows.append({"draft": k + 1, "tokens": " ".join(map(str, x)), "p(draft)": px, "q(draft)": qx,
-                     "q/p": qx / px if px > 0 else float("inf")})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="step_drafts",
-                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in ("p(draft)", "q(draft)", "q/p")})
-    st.caption(f"{len(block.nodes()) - 1} distinct tree nodes below the root for {block.K} drafts of "
-               f"length {block.L} (at most {block.K * block.L}); q/p > 1 means the target likes the draft "
-               f"more than the draft model does.")
+        st.header("1. The drafts")
+        rows = []
+        for k in range(block.K):
+            x = block.draft(k)
+            px, qx = block.p_joint(x), block.q_joint(x)
+            rows.append({"draft": k + 1, "tokens": " ".join(map(str, x)), "p(draft)": px, "q(draft)": qx,
+                         "q/p": qx / px if px > 0 else float("inf")})
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="step_drafts",
+                     column_config={c: st.column_config.NumberColumn(format="%.4g") for c in ("p(draft)", "q(draft)", "q/p")})
+        st.caption(f"{len(block.nodes()) - 1} distinct tree nodes below the root for {block.K} drafts of "
+                   f"length {block.L} (at most {block.K * block.L}); q/p > 1 means the target likes the draft "
+                   f"more than the draft model does.")
 
-    st.header(f"2. Verification by {figures.short(method)}, test by test")
-    verdict = cached.verify(cfg.spec, method, block, int(coin))
+    verdict = cached.tree_verify(cfg.spec, method, block, int(coin)) if as_tree else \
+        cached.verify(cfg.spec, method, block, int(coin))
     tests = list(verdict.trace.tests)
+    rounds_trace = verdict.trace if as_tree else None
+    if method == RRS and not as_tree:
+        # K i.i.d. chains: the same rule as rrs on their token tree, round for round and coin for coin
+        # (docs/maths.md); that run's trace carries S_i and T, the chains' own only the tests
+        same = cached.tree_verify(cfg.spec, method, TokenTree.from_block(block), int(coin))
+        if [(t.node, t.passed) for t in same.trace.tests] == [(t.node, t.passed) for t in tests] \
+                and same.tokens == verdict.tokens:
+            rounds_trace = same.trace
+    rounds = method == RRS and rounds_trace is not None
     walker = method in WALKERS
-    events = walk_events(verdict.trace, block.L, method) if walker else []
-    steps = events if walker else tests
-    what = "step" if walker else "test"
-    shown = reveal_position(len(steps), (cfg.spec, cfg.K, cfg.L, int(seed), int(coin), method))
+    what = "round" if rounds else "step" if walker else "test"
+    st.header(f"2. Verification by {name}, " + ("round by round" if rounds else "test by test"))
+    events = walk_events(verdict.trace, L, method, block.q) if walker else \
+        rrs_events(rounds_trace, block.q) if rounds else []
+    steps = events if walker or rounds else tests
+    shown = reveal_position(len(steps), (cfg.spec, K, L, shape.chains, law, int(seed), int(coin), method))
     if steps:
         reveal_buttons(len(steps), what)
     else:
@@ -210,24 +300,28 @@ with errors.guard("the drafts"):
     toy_config.write_page_url({"method": method, "draft_seed": int(seed), "coin_seed": int(coin), "shown": shown})
     complete = shown >= len(steps)
     upto = sum(e.kind == "test" for e in events[:shown]) if walker else shown
-    current = events[shown - 1].node if walker and 0 < shown < len(steps) else None
-    title = (f"{figures.short(method)}: τ = {verdict.tau} accepted, extra token {verdict.extra}" if complete else
-             f"{figures.short(method)}: after {what} {shown}" if shown else
-             f"{figures.short(method)}: before the first {what}")
-    charts.chart(figures.draft_tree(block, verdict.trace, upto=upto, accepted=verdict.accepted,
-                                    extra=verdict.extra, title=title, current=current), key="step_tree")
+    current = events[shown - 1].node if (walker or rounds) and 0 < shown < len(steps) else None
+    title = (f"{name}: τ = {verdict.tau} accepted, extra token {verdict.extra}" if complete else
+             f"{name}: after {what} {shown}" if shown else
+             f"{name}: before the first {what}")
+    picture = figures.token_tree if as_tree else figures.draft_tree
+    charts.chart(picture(block, verdict.trace, upto=upto, accepted=verdict.accepted, extra=verdict.extra,
+                         title=title, current=current), key="step_tree")
     st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
-               "is labelled by its last token and stands for the whole path from the root. Grey labels on "
-               "the branches name the drafts that take them. The blue ring marks the latest "
-               f"{what} revealed; the gold star is the extra token, at depth τ + 1.")
+               "is labelled by its last token and stands for the whole path from the root. "
+               + ("Solid edges lead to deterministic children, dotted ones to sampled children; ×m marks a "
+                  "token drawn m times. " if as_tree else "Grey labels on the branches name the drafts that take them. ")
+               + f"The blue ring marks the latest {what} revealed; the gold star is the extra token, at depth τ + 1.")
 
     H = [figures.tokens_str(t.node) for t in tests[:upto] if not t.passed]
     if walker:
         if method == "traversal":
-            st.markdown("**How Traversal walks the tree.** From the root it goes down the first draft to its "
+            st.markdown("**How Traversal walks the tree.** From the root it goes down the first "
+                        + ("child" if as_tree else "draft") + " to its "
                         "leaf, then comes back up: each child c of a node gets the weight "
                         "w = min(1, w·T(c)/S(c)), where T is what the node still owes the target q and S is "
-                        "the law of that child given the children already seen (p without them). A rejected "
+                        "the law of that child given the children already seen ("
+                        + ("the draft law's S_i" if as_tree else "p without them") + "). A rejected "
                         "child leaves its parent the residual T = (w·T − S)₊ / A and weight A/(A + 1 − w); "
                         "the parent is tested only when all its children are rejected.")
         else:
@@ -255,12 +349,47 @@ with errors.guard("the drafts"):
             st.dataframe(log.style.format("{:.4f}", subset=numbers, na_rep="").format(na_rep="", subset=[
                 c for c in columns if c not in numbers]), hide_index=True, width="stretch", key="step_walk_log",
                 placeholder="", column_config={"result": st.column_config.TextColumn(width="medium")})
+            visit = next((e for e in reversed(events[:shown]) if e.kind == "visit"), None)
+            if visit is not None and visit.law is not None:
+                b, v = visit.node[:-1], visit.row
+                charts.chart(figures.round_bars(
+                    visit.law, visit.owed, visit.child,
+                    f"At b = {figures.tokens_str(b)}, visiting {visit.child} (outlined): S(c) = {v['S(c)']:.4f} "
+                    f"against w·T(c) = {v['w·T(c)']:.4f}, weight {v['w']:.4f}",
+                    T_name=f"w·T: what b still owes q, times its weight w = {v['w (parent)']:.4f}"), key="step_walk_round")
             last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
             if last is not None:
                 b = last.node
                 charts.chart(figures.traversal_step(
                     block.p[b], block.q[b], last.step.vector, figures.tokens_str(b), last.child,
                     last.step.values["A"], last.step.values["w"]), key="step_walk_residual")
+    elif rounds:
+        st.markdown("**How rrs verifies a token tree.** From the root down: at a node u it starts with T = q(·|u) "
+                    "and tests its children in the law's visit order, each against S_i, the exact law of the "
+                    "i-th visited child given the ones before (p for iid draws, p without the earlier children "
+                    "for wor, a point mass on a deterministic child). Child c is accepted with probability "
+                    "min(1, T(c)/S_i(c)), and the walk descends into it and never comes back; a rejection "
+                    "leaves T ← (T − S_i)₊ normalised for the next child. When every child is rejected, the "
+                    "extra token is drawn from T.")
+        lines = [f"{e.row['#']}. {e.text}" for e in events[:shown]]
+        if lines:
+            st.markdown("\n".join(lines))
+        if shown:
+            columns = ["#", "at node", "child", "drawn", "S_i(c)", "T(c)", "accept with", "result"]
+            log = pd.DataFrame([e.row for e in events[:shown]], columns=columns)
+            st.dataframe(log, hide_index=True, width="stretch", key="step_rounds_log",
+                         column_config={c: st.column_config.NumberColumn(format="%.4f")
+                                        for c in ("S_i(c)", "T(c)", "accept with")})
+            e = events[shown - 1]
+            charts.chart(figures.round_bars(
+                e.law, e.owed, e.child,
+                f"Round {e.row['#']} at u = {e.row['at node']}: child {e.child} (outlined), S_i(c) = "
+                f"{e.row['S_i(c)']:.4f} against T(c) = {e.row['T(c)']:.4f}: {e.row['result']}",
+                T_name="T: what u still owes q", after=e.after), key="step_round")
+            st.caption("S_i is what the test is against: the law the visited child was drawn from, given the "
+                       "children visited before it. T is what is left of the target at this node. The round "
+                       "emits each token x with probability min(T(x), S_i(x)), which is why the node as a whole "
+                       "emits q exactly.")
     else:
         lines = []
         for i, t in enumerate(tests[:upto], start=1):
@@ -269,8 +398,9 @@ with errors.guard("the drafts"):
             odd = "" if -1e-12 <= t.prob <= 1.0 + 1e-12 else f" (the rule's ratio is {t.prob:.4g}, outside [0, 1], " \
                 "so the coin always " + ("fails" if t.prob < 0 else "passes") + ")"
             prob = min(max(t.prob, 0.0), 1.0)
-            lines.append(f"{i}. draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)} `{node}`, which "
-                         f"passes with probability {prob:.4f}{odd}: {outcome}.")
+            who = f"the tree offers the {KIND.get(t.kind, t.kind)}" if as_tree else \
+                f"draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)}"
+            lines.append(f"{i}. {who} `{node}`, which passes with probability {prob:.4f}{odd}: {outcome}.")
         if lines:
             st.markdown("\n".join(lines))
     st.markdown(f"Rejected so far (the set H): {{{', '.join(f'`{h}`' for h in H)}}}" if H else
@@ -281,10 +411,10 @@ with errors.guard("the drafts"):
         s = tuple(verdict.accepted)
         where = figures.tokens_str(s)
         kind = ("a bonus token drawn from q(·|s), since the whole block was accepted" if verdict.is_bonus
-                else f"a correction token drawn from {figures.short(method)}'s residual at s")
+                else f"a correction token drawn from {name}'s residual at s")
         emitted = verdict.tau + 1
         st.success(f"Accepted sub-block s = `{where}` (τ = {verdict.tau}"
-                   + (f", from draft {verdict.draft + 1}" if verdict.draft >= 0 else "")
+                   + (f", from draft {verdict.draft + 1}" if verdict.draft >= 0 and not as_tree else "")
                    + f"), then extra token **{verdict.extra}**: {kind}. This iteration emits "
                    f"{emitted} token{'' if emitted == 1 else 's'} for one target call.")
         charts.chart(figures.residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
@@ -295,7 +425,7 @@ with errors.guard("the drafts"):
                        "had written it alone.")
         else:
             st.caption(f"A draft continuation of s was rejected, so the extra token is drawn from "
-                       f"{figures.short(method)}'s residual at s (for single-draft SD it is "
+                       f"{name}'s residual at s (for single-draft SD it is "
                        "normalize((q − p)₊); each rule has its own): it puts its mass where q exceeds what "
                        "the drafts already cover, which keeps a lossless method's output distributed as q.")
 
@@ -308,29 +438,36 @@ with errors.guard("the drafts"):
         st.info(f"Reveal the last {what} above (or use the toggle) to compare every method on these "
                 "drafts: the comparison gives away the ending.")
     else:
-        compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, cfg.K, cfg.L) <= cached.LP_AUTO]
+        if as_tree:
+            compare = [m for m in methods if m != "lp_optimal" or (
+                cached.tree_lp_refusal(cfg.V, shape, law) is None and cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO)]
+        else:
+            compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, K, L) <= cached.LP_AUTO]
         rows = []
         for m in compare:
             try:
-                v = cached.verify(cfg.spec, m, block, int(coin))
+                v = cached.tree_verify(cfg.spec, m, block, int(coin)) if as_tree else \
+                    cached.verify(cfg.spec, m, block, int(coin))
             except Exception as exc:  # noqa: BLE001
                 errors.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
                 continue
             rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
                          "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
                          "tests": len(v.trace.tests),
-                         "expected_tau_given_drafts": cached.expected_tau_given(cfg.spec, m, block)})
+                         "expected_tau_given_drafts": cached.tree_expected_tau(cfg.spec, m, block) if as_tree else
+                         cached.expected_tau_given(cfg.spec, m, block)})
         charts.chart(figures.compare_methods_bar(rows), key="step_compare")
         st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
             hide_index=True, width="stretch", key="step_compare_table", placeholder=text.DASH,
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
         st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (a dash "
-                   "where a method has no closed form and too many coin outcomes).")
+                   "where a method has no closed form and too many coin outcomes)."
+                   + (" SpecInfer is rrs here." if as_tree else ""))
 
 toy_config.copy_configuration(
-    cfg, [method], [], key="step_copy",
+    cfg, [method], [], key="step_copy", drafts=toy_config.tree_flags(shape, law) if as_tree else None,
     label="Copy this configuration: the command line that reproduces these numbers",
-    caption=f"The command gives {figures.short(method)}'s exact law of τ over every draw of the drafts and "
+    caption=f"The command gives {name}'s exact law of τ over every draw of the drafts and "
             f"coins; this one iteration (draft seed {int(seed)}, coin seed {int(coin)}, {shown} "
             f"{what}{'s' * (shown != 1)} revealed) is in this page's address: copy it to share this exact step.")

@@ -74,9 +74,13 @@ with c1:
     st.markdown("Pick or edit p and q, slide K, L and T: exact E[τ], block efficiency and fidelity "
                 "error of every method next to the LP optimum and the bounds; E[τ] against K; the "
                 "optimal coupling; Monte Carlo against the exact law.")
+    st.page_link(routing.draft_trees())
+    st.markdown("Token trees as deployed systems draft them (top-k, without replacement, greedy; chains or "
+                "a static tree b): one sampled tree, every tree verifier exactly against its own law's "
+                "optimum, and which law wins at each budget.")
     st.page_link(routing.one_step())
-    st.markdown("Draw K drafts, see the draft tree, reveal the verification one test at a time, and "
-                "run every method on the same drafts and coins.")
+    st.markdown("Draw K drafts or a token tree, see the draft tree, reveal the verification one test at a "
+                "time, and run every method on the same drafts and coins.")
 with c2:
     st.page_link(routing.live_decoder())
     st.markdown("A real draft/target pair generating text: accepted tokens coloured per iteration, "

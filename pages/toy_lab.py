@@ -36,6 +36,10 @@ st.markdown(
 if cfg is None:
     st.stop()
 st.markdown(toy_config.config_caption(cfg))
+st.page_link(routing.draft_trees(), label="Other draft laws and tree shapes on these models: the Draft trees page",
+             icon=":material/park:", query_params=toy_config.trees_link(),
+             help="Top-k, without replacement, greedy and static trees b, each verified exactly against the best "
+                  "lossless verifier for its own law and the i.i.d. optimum at the same budget.")
 with st.expander("Show p and q at the start of the block"):
     st.dataframe(toy_config.root_table(cfg), width="stretch")
     st.caption("p(·|∅) and q(·|∅) after temperature. For Markov and table models the later "

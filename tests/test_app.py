@@ -597,6 +597,25 @@ def test_claims_timing_verdict_is_worded_as_a_measurement():
 
 # ------------------------------------------------------------------------------------------------
 # Issue 24, item 7: presets and start links show the best rules
+def test_lab_links_to_the_draft_trees_page_on_the_same_models():
+    """Issue 26, item 5: the laboratory opens the Draft trees page on its own models, K and L (the
+    default seeded Markov pair here): the same rule on the same K i.i.d. chains gives the same E[τ]."""
+    from urllib.parse import parse_qsl
+    at = open_page("pages/toy_lab.py")
+    no_errors(at)
+    [link] = [l.proto for l in at.get("page_link") if l.proto.page == "draft_trees"]
+    query = dict(parse_qsl(link.query_string))
+    assert query["source"] == "Seeded random" and query["shape"] == "chains" and query["law"] == "iid"
+    lab = _lab_table(at).set_index("method")["E[τ]"]
+    trees = open_page("pages/draft_trees.py", query=query)
+    no_errors(trees)
+    assert figure(trees, f"chains {query['K']}×{query['L']} drafted by iid")
+    table = next(d.value for d in trees.dataframe if "E[τ] as a fraction" in d.value.columns)
+    shown = table.set_index(table["verifier"].str.split(" ").str[0])["E[τ]"]
+    assert shown["traversal"] == pytest.approx(lab["Traversal"], abs=1e-12)
+    assert shown["rrs"] == pytest.approx(lab["SpecInfer"], abs=1e-12)       # rrs is SpecInfer's rule
+
+
 # ------------------------------------------------------------------------------------------------
 
 BEST = ["Traversal", "OTV", "TD-optimal"]

@@ -19,6 +19,7 @@ import torch
 from core.decoding import (AutoregressiveDecoder, DecodingError, SamplingConfig, SpeculativeDecoder,
                            decoder_methods, next_token_probs)
 from core.decoding.pairs import PairError, pair_from_models, tokenizer_mismatch
+from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
 from core.decoding.presets import BUNDLED_PAIRS, toy_pair
 from core.rules.registry import get_verifier
 
@@ -198,6 +199,86 @@ def test_first_two_tokens_follow_target_law(tiny, method):
     counts = two_token_counts(tiny, method, K=3, L=2, n=3000, seed=11)
     pvalue = chi_square_pvalue(counts, law)
     assert pvalue > 1e-3, f"{method}: chi-square p-value {pvalue:.2e}"
+
+
+#: Every shape and law the decoder drafts beyond K i.i.d. chains, small enough for the tiny pair.
+TREE_PLANS = {
+    "chains-wor": StaticPlan.chains(3, 2, "wor"),
+    "chains-topk": StaticPlan.chains(3, 2, "topk"),
+    "chains-greedy": StaticPlan.chains(3, 2, "greedy"),
+    "tree-iid": StaticPlan.tree((2, 2), "iid"),
+    "tree-wor": StaticPlan.tree((2, 2), "wor"),
+    "tree-topk": StaticPlan.tree((2, 2), "topk"),
+    "tree-greedy": StaticPlan.tree((3, 2), "greedy"),
+    "rank-tree": RankTreePlan(((1,), (2,), (1, 1), (1, 2), (2, 1))),
+    "dynamic": DynamicPlan(5, 2, 3),
+}
+
+
+def two_token_counts_plan(pair, method: str, plan, n: int, seed: int) -> np.ndarray:
+    """``two_token_counts`` for a draft plan (tree attention, memoized forward passes)."""
+    V = pair.vocab_size
+    key = (id(pair), True)
+    if key not in _MEMO_PAIRS:
+        _MEMO_PAIRS[key] = pair_from_models(MemoLM(pair.target, True), MemoLM(pair.draft, True),
+                                            pair.tokenizer, device="cpu", dtype=torch.float64)
+    dec = SpeculativeDecoder(_MEMO_PAIRS[key], method, sampling=SamplingConfig(1.0), plan=plan,
+                             trace=False, use_cache=False)
+    counts = np.zeros((V, V))
+    for j in range(n):
+        g = dec.generate(TINY_PROMPT, 2, np.random.default_rng([seed, j]))
+        counts[g.tokens[0], g.tokens[1] if len(g.tokens) == 2 else 0] += 1
+    return counts
+
+
+@pytest.mark.parametrize("method", ["rrs", "traversal"])
+@pytest.mark.parametrize("name", [n for n in TREE_PLANS if n not in ("chains-topk", "chains-greedy")])
+def test_first_two_tokens_follow_target_law_every_shape_and_law(tiny, name, method):
+    """T = 1: for every law on a static tree, chains drafted by a law at the root, a rank-path tree
+    and the dynamic tree, verified by rrs and by traversal, the first two tokens follow the target's
+    exact two-token law (chi-square, 1500 seeded generations; the trees have depth 2, so both
+    tokens come from one iteration or from its correction and the next)."""
+    law = _fold_eos(exact_two_token_law(tiny, TINY_PROMPT, SamplingConfig(1.0)))
+    counts = two_token_counts_plan(tiny, method, TREE_PLANS[name], n=1500, seed=21)
+    pvalue = chi_square_pvalue(counts, law)
+    assert pvalue > 1e-3, f"{name}, {method}: chi-square p-value {pvalue:.2e}"
+    # the test has power: the draft's own two-token law is rejected at this sample size
+    draft_only = pair_from_models(tiny.draft, tiny.draft, tiny.tokenizer)
+    assert chi_square_pvalue(counts, _fold_eos(exact_two_token_law(draft_only, TINY_PROMPT,
+                                                                   SamplingConfig(1.0)))) < 1e-6
+
+
+@pytest.mark.parametrize("name", list(TREE_PLANS))
+def test_greedy_every_shape_and_law_tiny_pair(tiny, name):
+    """T = 0: every shape and law, verified by rrs and by traversal, gives the target's greedy
+    tokens; with and without traces the tokens are the same."""
+    ref = AutoregressiveDecoder(tiny, SamplingConfig(0.0)).generate(TINY_PROMPT, 30, seed=0)
+    for method in ("rrs", "traversal"):
+        for trace in (True, False):
+            g = SpeculativeDecoder(tiny, method, sampling=SamplingConfig(0.0), plan=TREE_PLANS[name],
+                                   trace=trace).generate(TINY_PROMPT, 30, seed=9)
+            assert g.tokens == ref.tokens, (name, method, trace)
+            assert g.metrics.attention == "tree attention" and g.metrics.draft == TREE_PLANS[name].label
+
+
+@pytest.mark.parametrize("name", list(TREE_PLANS))
+def test_tree_plans_same_tokens_with_and_without_traces(tiny, name):
+    """T = 1: the traces change nothing but the traces, for every shape and law."""
+    for method in ("rrs", "traversal"):
+        runs = [SpeculativeDecoder(tiny, method, sampling=SamplingConfig(1.0), plan=TREE_PLANS[name],
+                                   trace=trace).generate(TINY_PROMPT, 40, seed=5) for trace in (True, False)]
+        assert runs[0].tokens == runs[1].tokens
+        assert runs[0].metrics.acceptance_per_position == runs[1].metrics.acceptance_per_position
+        its = runs[0].iterations
+        assert all(it.law == runs[0].metrics.law and it.draft == TREE_PLANS[name].label for it in its)
+        for it in its:
+            nodes = {tuple(n.node) for n in it.nodes}
+            edges = it.edges()
+            assert it.accepted in nodes and len(edges) == len(nodes) - 1
+            assert all(e["parent"] in nodes and e["node"][:-1] == e["parent"] for e in edges)
+            assert [e["node"] for e in edges if e["accepted"]] == [it.accepted[:d] for d in range(1, it.tau + 1)]
+            assert it.cache_s >= 0 and it.draft_s > 0 and it.target_s > 0
+            json.dumps(it.to_dict(str))
 
 
 @pytest.mark.parametrize("method", ["specinfer", "traversal"])
@@ -467,7 +548,7 @@ def chains_tree(drafts, V: int):
     tree = DraftTree(1 + K * L, V, torch.device("cpu"), chains=(K, L))
     chain = torch.zeros(K, dtype=torch.long)
     for d in range(L):
-        chain = tree.add_chain_tokens(chain, drafts[:, d])
+        chain = tree.add_draws(chain, drafts[:, d])
     return tree
 
 
@@ -548,10 +629,18 @@ def recomputed_cache(model, ids):
     return model(input_ids=torch.tensor([ids]), use_cache=True).past_key_values
 
 
-def test_compacted_caches_equal_a_recomputation(tiny, monkeypatch):
-    """After every iteration (K = 4 branching drafts at T = 1), each model's cache holds exactly
-    the context's keys and values but its pending tokens: equal (1e-12, float64) to a fresh
-    prefill of those tokens, whatever positions the accepted path's nodes were gathered from."""
+CACHE_PLANS = {"chains": ("traversal", StaticPlan.chains(4, 4)),
+               "tree-wor": ("rrs", StaticPlan.tree((2, 2, 1), "wor")),
+               "rank-tree": ("traversal", RankTreePlan(((1,), (2,), (3,), (1, 1), (1, 2), (2, 1), (1, 1, 1)))),
+               "dynamic": ("rrs", DynamicPlan(8, 4, 3))}
+
+
+@pytest.mark.parametrize("name", list(CACHE_PLANS))
+def test_compacted_caches_equal_a_recomputation(tiny, monkeypatch, name):
+    """After every iteration (K = 4 branching drafts, a static tree, a rank-path tree and a dynamic
+    tree, at T = 1), each model's cache holds exactly the context's keys and values but its pending
+    tokens: equal (1e-12, float64) to a fresh prefill of those tokens, whatever positions the
+    accepted path's nodes were gathered from (the draft's from its own tree of fed nodes)."""
     from core.decoding.cached_lm import TreeLM
     paths = []
     keep = TreeLM.keep
@@ -561,7 +650,8 @@ def test_compacted_caches_equal_a_recomputation(tiny, monkeypatch):
         return keep(self, context_len, path, host)
 
     monkeypatch.setattr(TreeLM, "keep", spy)
-    dec = SpeculativeDecoder(tiny, "traversal", 4, 4, SamplingConfig(1.0))
+    method, plan = CACHE_PLANS[name]
+    dec = SpeculativeDecoder(tiny, method, sampling=SamplingConfig(1.0), plan=plan)
     context = tiny.encode(TINY_PROMPT)
     checked = []
 
@@ -617,7 +707,15 @@ def test_two_transfers_per_iteration_and_no_other(tiny, monkeypatch):
         assert len(calls) == 2 * g.metrics.iterations, (trace, len(calls), g.metrics.iterations)
         assert stray == [], stray
     assert "cpu" in seen and "numpy" in seen            # the watch sees the one place that converts
-    assert calls[::2] == [4] * g.metrics.iterations        # p, parents, tokens, chains: one copy
+    assert calls[::2] == [6] * g.metrics.iterations        # p, parents, tokens, the draws (parents, tokens), chains: one copy
+    for name, plan in TREE_PLANS.items():                   # every shape and law, T = 1 and T = 0
+        for T in (1.0, 0.0):
+            calls.clear()
+            dec = SpeculativeDecoder(tiny, "rrs", sampling=SamplingConfig(T), plan=plan)
+            with Watch():
+                g = dec.generate(TINY_PROMPT, 20, seed=2)
+            assert len(calls) == 2 * g.metrics.iterations, (name, T, len(calls), g.metrics.iterations)
+            assert stray == [], (name, stray)
     calls.clear()
     AutoregressiveDecoder(tiny, SamplingConfig(1.0)).generate(TINY_PROMPT, 10, seed=2)
     assert len(calls) == 10
@@ -691,6 +789,15 @@ def test_cache_does_not_grow_with_K(tiny):
     in_rows = SpeculativeDecoder(rows, "specinfer", 4, L, SamplingConfig(1.0)).generate(prompt, new, seed)
     assert in_rows.tokens == gens[4].tokens
     assert in_rows.metrics.peak_cache_bytes > 2 * gens[4].metrics.peak_cache_bytes
+    # trees: the target's cache holds the context and at most the tree's nodes, the draft's the
+    # context and the nodes it fed (every node of depth < L; a dynamic tree's expanded nodes)
+    for plan, fed in ((StaticPlan.tree((2, 2, 1), "wor"), 6), (DynamicPlan(8, 3, 3), 6),
+                      (RankTreePlan(((1,), (2,), (1, 1), (1, 1, 1))), 2)):
+        g = SpeculativeDecoder(tiny, "rrs", sampling=SamplingConfig(1.0), plan=plan).generate(prompt, new, 3)
+        context = len(prompt) + g.metrics.iterations + g.metrics.accepted_tokens
+        bound = per_position_bytes(tiny.target) * (context - 1 + plan.budget) + \
+            per_position_bytes(tiny.draft) * (context - 1 + fed)
+        assert per_position * (context - plan.L - 1) <= g.metrics.peak_cache_bytes <= bound, plan.label
 
 
 def test_sampling_on_the_device_draws_the_law():
@@ -709,6 +816,147 @@ def test_sampling_on_the_device_draws_the_law():
     assert sample(onehot, g).tolist() == [5, 0, 2]
     again = sample(p.expand(50, -1), torch.Generator().manual_seed(3))
     assert again.tolist() == draws[:50].tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Shapes and laws: the draws, the trees, the refusals
+# ---------------------------------------------------------------------------------------------
+
+def test_ranked_top_is_the_labs_rank_on_every_tie():
+    """The device's top k (``draft_laws.ranked_top``) and the lab's O(V) ``top_ranked`` are the
+    lab's rank (decreasing p, ties to the smaller id: a stable sort) cut at k, on rows full of
+    ties (float32-rounded probabilities) and of zeros."""
+    from core.data.laws import rank, top_ranked
+    from core.decoding.draft_laws import ranked_top
+    rng = np.random.default_rng(1)
+    for trial in range(30):
+        V = int(rng.integers(2, 400))
+        P = np.round(rng.random((3, V)) * 8) / 8            # few distinct values: ties everywhere
+        P[rng.random((3, V)) < 0.4] = 0.0
+        P[:, 0] += 1e-3
+        P /= P.sum(1, keepdims=True)
+        for k in (1, 2, 5, min(V, 17), V):
+            k = min(k, V)
+            device = ranked_top(torch.tensor(P), k).numpy()
+            for r in range(3):
+                expected = rank(P[r])[:k]
+                assert device[r].tolist() == expected.tolist() == list(top_ranked(P[r], k)), (trial, k)
+
+
+def test_gumbel_top_k_draws_without_replacement_and_greedy_draws_the_rest():
+    """wor's Gumbel-top-2 gives ordered pairs with P(a, b) = P(a)·P(b)/(1 − P(a)), never a token of
+    probability 0; greedy's sampled draw follows P on Ω∖Top, renormalised, and comes first."""
+    from scipy.stats import chisquare
+    from core.decoding.draft_laws import draw_distinct
+    P = torch.tensor([0.4, 0.0, 0.3, 0.2, 0.1], dtype=torch.float64)
+    n = 20000
+    g = torch.Generator().manual_seed(5)
+    pairs = draw_distinct("wor", P.expand(n, -1), 2, g)
+    assert (pairs[:, 0] != pairs[:, 1]).all() and not (pairs == 1).any()
+    counts = torch.bincount(pairs[:, 0] * 5 + pairs[:, 1], minlength=25).numpy()
+    p = P.numpy()
+    law = np.array([p[a] * p[b] / (1 - p[a]) if a != b else 0.0 for a in range(5) for b in range(5)])
+    live = law > 0
+    assert counts[~live].sum() == 0 and chisquare(counts[live], n * law[live]).pvalue > 1e-3
+    greedy = draw_distinct("greedy", P.expand(n, -1), 3, g)            # Top = (0, 2), then X ~ P′
+    assert (greedy[:, 1:] == torch.tensor([0, 2])).all()
+    x = torch.bincount(greedy[:, 0], minlength=5).numpy()
+    assert x[[0, 1, 2]].sum() == 0 and chisquare(x[[3, 4]], n * np.array([2 / 3, 1 / 3])).pvalue > 1e-3
+    assert draw_distinct("topk", P[None], 3, g).tolist() == [[0, 2, 3]]
+
+
+def draft_probs(pair, context, prefix, sampling):
+    """p(·|context·prefix) from the draft model alone, no cache (the reference)."""
+    with torch.inference_mode():
+        logits = pair.draft(input_ids=torch.tensor([list(context) + list(prefix)])).logits[0, -1]
+    return next_token_probs(logits, pair.vocab_size, sampling)
+
+
+def eagle2_tree(pair, context, plan, sampling) -> set:
+    """EAGLE-2's dynamic tree written plainly from its description (arXiv 2406.16858 §4; EAGLE's
+    ``topK_genrate``) with the draft alone: depth 1's candidates are the root's top ``width``,
+    all expanded; each expanded node proposes its top ``width`` children, scored by cumulative
+    log-probability; the ``width`` best candidates of a depth are expanded next; the ``budget``
+    best candidates overall, ties in the order they were proposed, make the tree."""
+    from core.data.laws import rank
+    k = plan.width
+    root = draft_probs(pair, context, (), sampling)
+    level = [((int(t),), float(np.log(root[t]))) for t in rank(root)[:k]]
+    candidates = list(level)
+    for _ in range(2, plan.depth + 1):
+        proposed = []
+        for u, score in level:
+            P = draft_probs(pair, context, u, sampling)
+            proposed += [(u + (int(t),), score + float(np.log(P[t]))) for t in rank(P)[:k]]
+        candidates += proposed
+        level = sorted(proposed, key=lambda c: -c[1])[:k]           # Python's sort is stable
+    best = sorted(candidates, key=lambda c: -c[1])[:plan.budget]
+    return {u for u, score in best if np.isfinite(score)}
+
+
+@pytest.mark.parametrize("T", [1.0, 0.0])
+def test_dynamic_and_rank_trees_are_built_as_described(tiny, T):
+    """Each iteration's dynamic tree is EAGLE-2's, written plainly from the draft's probabilities
+    (``eagle2_tree``); a rank-path tree's nodes are each parent's children of those ranks; a static
+    topk tree's nodes are each parent's top b; at T = 0 the trees rank by the draft's T = 1 softmax
+    and wor draws the topk tree."""
+    from core.data.laws import rank
+    sampling = SamplingConfig(T)
+    ranking = SamplingConfig(1.0) if T == 0 else sampling
+    paths = ((1,), (2,), (3,), (1, 1), (1, 2), (3, 1), (1, 1, 1))
+    checks = {"dynamic": DynamicPlan(7, 3, 3), "rank": RankTreePlan(paths),
+              "topk": StaticPlan.tree((2, 2), "topk"), "wor": StaticPlan.tree((2, 2), "wor")}
+    for name, plan in checks.items():
+        g = SpeculativeDecoder(tiny, "rrs", sampling=sampling, plan=plan).generate(TINY_PROMPT, 24, seed=4)
+        stream = g.prompt_ids + g.tokens
+        for it in g.iterations[:4]:
+            context = stream[:it.position]
+            nodes = {tuple(n.node) for n in it.nodes if n.node}
+            if name == "dynamic":
+                assert nodes == eagle2_tree(tiny, context, plan, ranking)
+                continue
+            if name == "wor" and T > 0:
+                continue                                            # random: its law is tested above
+            if name == "rank":                                      # rank paths to tokens, parent first
+                token_path = {(): ()}
+                for path in paths:
+                    parent = token_path[path[:-1]]
+                    order = rank(draft_probs(tiny, context, parent, ranking))
+                    token_path[path] = parent + (int(order[path[-1] - 1]),)
+                assert nodes == {token_path[p] for p in paths}
+                continue
+            expected = {(int(t),) for t in rank(draft_probs(tiny, context, (), ranking))[:2]}
+            expected |= {u + (int(t),) for u in expected for t in rank(draft_probs(tiny, context, u, ranking))[:2]}
+            assert nodes == expected
+
+
+def test_tree_plans_are_checked_before_any_model_runs(tiny):
+    """Chain-only rules refuse other drafts in one sentence; a plan's arguments are checked."""
+    from core.decoding.plans import draft_plan, parse_rank_paths
+    cases = [
+        (lambda: SpeculativeDecoder(tiny, "bv", sampling=SamplingConfig(1.0), plan=StaticPlan.tree((2, 2), "wor")),
+         "bv is defined on K i.i.d. chains only, not on b = (2, 2), wor"),
+        (lambda: SpeculativeDecoder(tiny, "otv", 4, 4, law="topk"), "otv is defined on K i.i.d. chains only"),
+        (lambda: SpeculativeDecoder(tiny, "rrs", 2, 2, plan=DynamicPlan(4, 2, 2)), "not both"),
+        (lambda: SpeculativeDecoder(tiny, "rrs", sampling=SamplingConfig(1.0, top_k=2),
+                                    plan=StaticPlan.tree((3, 1), "wor")), "raise top-k"),
+        (lambda: draft_plan(budget=8, law="wor"), "drafts by topk"),
+        (lambda: draft_plan(tree="2,2", K=3), "give no --K or --L"),
+        (lambda: draft_plan(tree="2,0"), "b_2 must be an integer ≥ 1"),
+        (lambda: draft_plan(budget=40, L=2, K=3), "only 12 candidates"),
+        (lambda: parse_rank_paths("1,1.2"), "no elder sibling 1.1"),
+        (lambda: parse_rank_paths("2"), "no elder sibling 1"),
+        (lambda: parse_rank_paths("1,2.1.1"), "no parent 2.1"),
+        (lambda: parse_rank_paths("1,x"), "rank paths such as"),
+        (lambda: draft_plan(law="nope"), "unknown draft law"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(DecodingError) as info:
+            fn()
+        assert msg in str(info.value) and "\n" not in str(info.value), (msg, str(info.value))
+    # a single chain drafted by wor is one i.i.d. draft: every rule takes it
+    assert SpeculativeDecoder(tiny, "bv", 1, 3, law="wor").plan.iid_chains
+    assert parse_rank_paths("1, 2, 1.1").paths == ((1,), (2,), (1, 1))
 
 
 def test_default_threads_one_unless_idle_cores_measure_clearly_faster(tiny, monkeypatch):
@@ -843,6 +1091,55 @@ def test_bundled_greedy_equals_target_greedy_every_method(toy64):
         g = SpeculativeDecoder(toy64, m, K, 4, SamplingConfig(0.0), trace=False).generate(PY_PROMPT, n, seed=1)
         assert g.tokens == ref.tokens, m
         assert g.metrics.attention == "tree attention"
+
+
+@needs_toy
+def test_bundled_greedy_every_shape_and_law(toy64):
+    """T = 0 on the bundled pair (float64): chains and static trees drafted by every law, a
+    rank-path tree and a dynamic tree, verified by rrs and by traversal, give the target's greedy
+    tokens."""
+    n = 32
+    ref = AutoregressiveDecoder(toy64, SamplingConfig(0.0)).generate(PY_PROMPT, n, seed=0).tokens
+    plans = [StaticPlan.chains(3, 4, law) for law in ("wor", "topk", "greedy")] + \
+        [StaticPlan.tree(b, law) for b, law in (((2, 2, 1), "topk"), ((2, 2), "iid"), ((2, 2, 1), "wor"),
+                                                ((3, 1, 1), "greedy"))] + \
+        [RankTreePlan(((1,), (2,), (1, 1), (1, 2), (1, 1, 1), (1, 1, 1, 1))), DynamicPlan(10, 4, 3)]
+    for plan in plans:
+        for method in ("rrs", "traversal"):
+            g = SpeculativeDecoder(toy64, method, sampling=SamplingConfig(0.0), plan=plan,
+                                   trace=False).generate(PY_PROMPT, n, seed=1)
+            assert g.tokens == ref, (plan.label, method)
+
+
+@needs_toy
+def test_cli_decodes_trees_and_refuses_chain_rules_on_them(capsys):
+    """The issue's two commands: a topk tree verified by rrs at T = 0 gives the target's greedy
+    tokens; 4 × 4 chains drafted by wor decode by traversal at T = 0.7.  A chain-only rule on
+    another law is refused in one line before the pair loads."""
+    from core.cli.decode import main
+    common = ["--pair", "toy", "--max-new-tokens", "24", "--prompt", PY_PROMPT, "--json", "--threads", "1"]
+    assert main(["decode", "--tree", "2,2,1", "--law", "topk", "--method", "rrs", "--temperature", "0"] + common) == 0
+    tree = json.loads(capsys.readouterr().out)
+    assert main(["decode", "--method", "sd", "--K", "1", "--L", "4", "--temperature", "0"] + common) == 0
+    assert tree["tokens"] == json.loads(capsys.readouterr().out)["tokens"] and len(tree["tokens"]) == 24
+    assert tree["draft"] == {"kind": "static", "shape": "tree", "branching": [2, 2, 1], "budget": 10,
+                             "law": "topk", "label": "b = (2, 2, 1), topk"}
+    assert main(["decode", "--K", "4", "--L", "4", "--law", "wor", "--method", "traversal",
+                 "--temperature", "0.7"] + common) == 0
+    wor = json.loads(capsys.readouterr().out)
+    assert len(wor["tokens"]) == 24 and wor["law"] == "wor" and wor["mean_tree_nodes"] > 4
+    for argv, msg in [(["--method", "bv", "--tree", "2,2", "--law", "wor"], "bv is defined on K i.i.d. chains only"),
+                      (["--method", "rrs", "--budget", "8", "--law", "iid"], "drafts by topk"),
+                      (["--method", "rrs", "--tree-paths", "1,1.2"], "no elder sibling"),
+                      (["--method", "rrs", "--tree", "2,2", "--budget", "4"], "not allowed with argument")]:
+        assert main(["decode", "--pair", "toy"] + argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1 and msg in err, (argv, err)
+    # refused before torch is imported (the plan is checked with the arguments)
+    code = ("import sys; from core.cli import main; rc = main(['decode', '--pair', 'toy', '--method', 'bv', "
+            "'--tree', '2,2', '--law', 'wor']); print(rc, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["2", "False"] and "bv is defined on K i.i.d. chains only" in out.stderr
 
 
 @needs_toy

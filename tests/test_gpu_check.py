@@ -31,13 +31,22 @@ def test_gpu_check_dry_run_writes_every_part(tmp_path):
         tree = entry["tree_attention"]
         assert tree["support"] == {"draft": None, "target": None} and tree["nodes"] == 14       # 13 nodes and the root
         assert all(g["attention"] == "tree attention" for g in entry["greedy_equality"].values())
-        long = entry["contexts"]["rows"]
-        assert {(r["method"], r["K"], r["temperature"], r["context"]) for r in long} >= \
-            {("sd", 1, 0.7, 64), ("traversal", 4, 0.0, 700), ("otv", 4, 0.7, 700)}
-        assert all(r["peak_cache_bytes"] > 0 and set(r["iteration_ms"]) == {"draft", "target", "verify", "cache", "other"}
-                   for r in long)
-        assert len(entry["contexts"]["goals"]["iteration_time_over_sd_K4_L4"]["all"]) == 8
-    # float32 on a CPU: every rule at T = 0 is the target's greedy decoding, token for token, and the
-    # tree row gives the rows' argmax at every node.
-    assert all(g["equal"] for g in report["results"]["float32"]["greedy_equality"].values())
-    assert report["results"]["float32"]["tree_attention"]["argmax_differs_at"] == 0
+        suite = entry["trees"]["rows"]
+        drafts = {(r["method"], r["draft"], r["temperature"]) for r in suite}
+        assert {("sd", "chains 1×4, iid", 0.7), ("traversal", "chains 4×4, iid", 0.0),
+                ("otv", "chains 4×4, iid", 0.7), ("rrs", "b = (2, 2, 1, 1), greedy", 0.0),
+                ("traversal", "b = (2, 2, 1, 1), wor", 0.7),
+                ("rrs", "dynamic tree of 16 nodes, depth 4, top-4", 0.7)} <= drafts
+        assert any(d.startswith("rank tree of 16 nodes") for _, d, _ in drafts)       # Sequoia's
+        assert all(r["context"] == 64 and r["peak_cache_bytes"] > 0 and
+                   set(r["iteration_ms"]) == {"draft", "target", "verify", "cache", "other"} for r in suite)
+        assert len(entry["trees"]["goals"]["iteration_time_over_sd_K4_L4"]["all"]) == 6
+        assert {g["temperature"] for g in entry["trees"]["goals"]["best_tree"]["all"]} == {0.7, 0.0}
+        assert len(entry["greedy_equality_trees"]) == 2 * 9
+    assert report["skipped"] == []
+    # float32 on a CPU: every rule at T = 0 is the target's greedy decoding, token for token, on
+    # every shape and law, and the tree row gives the rows' argmax at every node.
+    f32 = report["results"]["float32"]
+    assert all(g["equal"] for g in f32["greedy_equality"].values())
+    assert all(g["equal"] and g["attention"] == "tree attention" for g in f32["greedy_equality_trees"].values())
+    assert f32["tree_attention"]["argmax_differs_at"] == 0

@@ -195,6 +195,13 @@ def test_greedy_speculative_equals_target_greedy(pair):
         assert gen.tokens == ref.tokens, method
         assert gen.metrics.attention == "tree attention"    # the float16 draft and the target alike
         assert gen.metrics.block_efficiency >= 1.0
+    # trees that really branch at T = 0 (topk ranks by the draft's T = 1 softmax): the target scores
+    # them with the tree mask, in float32, and still gives its greedy tokens on this prompt
+    from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
+    for method, plan in (("rrs", StaticPlan.tree((2, 2, 1, 1), "topk")), ("traversal", StaticPlan.chains(4, 4, "wor")),
+                         ("rrs", DynamicPlan(16, 4, 4)), ("traversal", RankTreePlan(((1,), (2,), (1, 1), (1, 1, 1))))):
+        gen = SpeculativeDecoder(pair, method, sampling=greedy, plan=plan, trace=False).generate(PROMPT, n, seed=1)
+        assert gen.tokens == ref.tokens and gen.metrics.mean_tree_nodes > plan.L, (method, plan.label)
     # the draft also serves as Hugging Face's assistant model (assisted generation, greedy)
     with torch.inference_mode():
         assisted = pair.target.generate(ids, max_new_tokens=n, do_sample=False, pad_token_id=2,

@@ -546,13 +546,13 @@ def test_the_command_line_lists_the_rules_it_skips_and_bounds_the_tree():
     assert status == 0
     lines = out.splitlines()
     assert lines[0] == "b = (2, 1)  law=wor  budget n=4  L=2  V=3  T=1" and len(lines) == 7
-    assert [line.split()[0] for line in lines[3:7]] == ["specinfer", "traversal", "lp_optimal", "typical"]
+    assert [line.split()[0] for line in lines[3:7]] == ["rrs", "traversal", "lp_optimal", "typical"]
     assert "35/27" in lines[3] and "73/54" in lines[4] and "701/432" in lines[5]
     chains_only = ["sd", "bv", "spectr", "spectr_gbv", "rbv", "best_of_k_bv", "otv", "td_optimal"]
     assert err == f"note: {', '.join(chains_only)} skipped: defined on K i.i.d. chains only\n"
     status, out, _ = cli("exact", "--preset", "three-token-toy", "--tree", "2,1", "--law", "wor", "--method", "all", "--json")
     data = json.loads(out)
-    assert [r["method"] for r in data["results"]] == ["specinfer", "traversal", "lp_optimal", "typical"]
+    assert [r["method"] for r in data["results"]] == ["rrs", "traversal", "lp_optimal", "typical"]
     assert data["skipped"] == [{"method": m, "reason": "defined on K i.i.d. chains only"} for m in chains_only]
     status, out, _ = cli("bound", "--preset", "three-token-toy", "--tree", "2,2", "--law", "iid", "--kind", "lp", "--json")
     data = json.loads(out)

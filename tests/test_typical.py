@@ -429,10 +429,10 @@ def test_the_command_line_computes_typical_beside_rrs_on_a_tree(cli):
                          "--method", "all", "--json")
     assert status == 0
     rows = {r["method"]: r for r in json.loads(out)["results"]}
-    assert list(rows) == ["specinfer", "traversal", "lp_optimal", "typical"]
+    assert list(rows) == ["rrs", "traversal", "lp_optimal", "typical"]
     assert rows["typical"]["fidelity_tv"] == pytest.approx(23 / 27, abs=1e-15)
     assert (rows["typical"]["epsilon"], rows["typical"]["delta"], rows["typical"]["extra_token"]) == (0.09, 0.3, "greedy")
-    assert rows["specinfer"]["fidelity_tv"] <= 1e-15 and "epsilon" not in rows["specinfer"]
+    assert rows["rrs"]["fidelity_tv"] <= 1e-15 and "epsilon" not in rows["rrs"]
     status, out, _ = cli("exact", "--preset", "binary-toy", "--tree", "2,1", "--law", "topk", "--method",
                          "typical", "--epsilon", "0.4", "--delta", "0.9", "--json")
     data = json.loads(out)

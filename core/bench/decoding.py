@@ -36,10 +36,11 @@ from typing import Callable
 import numpy as np
 import torch
 
-from core.analysis.intervals import standard_error
+from core.analysis.intervals import bounded_t_interval, standard_error
 from core.bench.heldout import heldout_windows
 from core.decoding import AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods, synchronize
 from core.decoding.pairs import ModelPair
+from core.decoding.plans import DraftPlan, DynamicPlan, RankTreePlan, StaticPlan
 from core.rules.registry import get_verifier
 
 PROMPTS = [
@@ -63,6 +64,14 @@ class BenchConfig:
     seed: int = 0
     hf: bool = True
     contexts: tuple[int, ...] = ()      # prompt lengths in tokens (held-out code); () = PROMPTS
+    #: (method, draft plan) rows run beside the (method, K, L) grid: static trees, rank-path trees,
+    #: dynamic trees, chains drafted by another law (core.decoding.plans)
+    plans: tuple[tuple[str, DraftPlan], ...] = ()
+    #: budgets of Sequoia's best tree (core.bench.acceptance), rebuilt at each temperature from the
+    #: positional acceptance measured on held-out windows, depth ≤ ``sequoia_depth``, run with rrs
+    sequoia: tuple[int, ...] = ()
+    sequoia_depth: int = 6
+    sequoia_prompts: int = 16           # held-out prompts whose target continuations give a_k
 
     @classmethod
     def default(cls, quick: bool = False) -> "BenchConfig":
@@ -70,15 +79,32 @@ class BenchConfig:
             return cls(("sd", "bv", "specinfer"), (1, 2), (3,), (0.0, 1.0), 24, 2)
         return cls(tuple(decoder_methods()), (1, 2, 4), (3, 5), (0.0, 0.7, 1.0), 96, 6)
 
+    @classmethod
+    def trees(cls, L: int = 4, budget: int = 16) -> "BenchConfig":
+        """Issue 27's side-by-side run (docs/decoder.md, "Every shape and law"): autoregressive
+        decoding; single chains (SD, BV: K = 1); K = 4 i.i.d. chains (traversal, OTV, best-of-K);
+        the static tree (2, 2, 1, …) of depth L by every law, with rrs and traversal; EAGLE-2's
+        dynamic tree of ``budget`` nodes and depth L (width 4), with rrs and traversal; Sequoia's
+        best tree of ``budget`` nodes, with rrs; at T = 0.7 and 0, at contexts of 64 and 700
+        tokens."""
+        tree = StaticPlan.tree((2, 2) + (1,) * (L - 2), "iid").shape
+        plans = tuple((m, StaticPlan(tree, law)) for law in ("iid", "wor", "topk", "greedy")
+                      for m in ("rrs", "traversal"))
+        plans += tuple((m, DynamicPlan(budget, L, 4)) for m in ("rrs", "traversal"))
+        return cls(("sd", "bv", "traversal", "otv", "best_of_k_bv"), (1, 4), (L,), (0.7, 0.0), 64, 6,
+                   hf=False, contexts=(64, 700), plans=plans, sequoia=(budget,))
+
     def with_overrides(self, **kw) -> "BenchConfig":
         kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items() if v is not None}
         return replace(self, **kw)
 
 
 def _grid(cfg: BenchConfig):
-    """(method, K, L, T) rows.  At T = 0 every rule is greedy decoding of the target, so only
-    K = 1 rows of single-draft rules run (with ``contexts``, K > 1 rows too: module docstring);
-    K = 1 rows of multi-draft rules are skipped (each reduces to a single-draft rule)."""
+    """(method, plan, T) rows: K i.i.d. chains K×L for every (method, K, L) of the grid, then
+    ``cfg.plans``.  At T = 0 every rule is greedy decoding of the target, so only K = 1 rows of
+    single-draft rules run (with ``contexts``, K > 1 rows too: module docstring; the plans always
+    run: their trees differ at T = 0); K = 1 rows of multi-draft rules are skipped (each reduces to
+    a single-draft rule)."""
     for T in cfg.temperatures:
         for L in cfg.Ls:
             for K in cfg.Ks:
@@ -90,7 +116,9 @@ def _grid(cfg: BenchConfig):
                         continue
                     if T == 0 and K > 1 and not cfg.contexts:
                         continue
-                    yield m, K, L, T
+                    yield m, StaticPlan.chains(K, L), T
+        for m, plan in cfg.plans:
+            yield m, plan, T
 
 
 def _interleaved(runs: dict, n_prompts: int) -> dict:
@@ -134,6 +162,10 @@ def _summary(results: list[tuple[float, int, int, int, dict]]) -> dict:
         # (rows share prompts and seeds, so compare two rows prompt by prompt)
         out["block_efficiency_per_prompt"] = per_prompt
         out["block_efficiency_se"] = standard_error(per_prompt)
+        if len(per_prompt) > 1:
+            lo, hi, _ = bounded_t_interval(np.mean(per_prompt), np.std(per_prompt, ddof=1), len(per_prompt),
+                                           lower=1.0)
+            out["block_efficiency_ci95"] = [lo, hi]
     loop = sum(split.values())
     if loop > 0:
         out["time_split"] = {k: v / loop for k, v in split.items()}
@@ -283,16 +315,20 @@ def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None]
 
     rows, baselines = [], []
     grid = list(_grid(cfg))
+    sequoia = sequoia_plans(pair, cfg, say)
+    if sequoia:
+        info["sequoia"] = {str(T): v["info"] for T, v in sequoia.items()}
     for context, prompts in sets:
         where = "" if context is None else f" context={context}"
         for T in cfg.temperatures:
             sampling = SamplingConfig(T)
             runs = {("autoregressive", None): _ours(AutoregressiveDecoder(pair, sampling), prompts,
                                                     cfg.max_new_tokens, cfg.seed)}
-            for m, K, L, T_ in grid:
+            for m, plan, T_ in grid + [("rrs", p, T) for p in sequoia.get(T, {}).get("plans", ())]:
                 if T_ == T:
-                    runs[(m, K, L)] = _ours(SpeculativeDecoder(pair, m, K, L, sampling, trace=False), prompts,
-                                            cfg.max_new_tokens, cfg.seed)
+                    runs[("spec", m, plan)] = _ours(SpeculativeDecoder(pair, m, sampling=sampling, plan=plan,
+                                                                       trace=False),
+                                                    prompts, cfg.max_new_tokens, cfg.seed)
             if cfg.hf:
                 for name, assisted, L in [("hf_generate", False, None)] + \
                         [("hf_assisted", True, L) for L in cfg.Ls] + [("hf_assisted_default", True, None)]:
@@ -301,12 +337,16 @@ def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None]
             results = _interleaved(runs, len(prompts))
             ar_tps = results[("autoregressive", None)]["tokens_per_second"]
             for key, r in results.items():
-                if len(key) == 3:
-                    m, K, L = key
+                if key[0] == "spec":
+                    _, m, plan = key
+                    K, L = plan.K, plan.L
                     rows.append({"method": m, "K": K, "L": L, "temperature": T, "context": context,
+                                 "draft": plan.label, "plan": plan.describe(), "budget": plan.budget,
+                                 "iid_chains": bool(plan.iid_chains),
+                                 "single_chain": isinstance(plan, StaticPlan) and plan.shape.leaves == 1,
                                  "lossless": bool(get_verifier(m).lossless_by_theory), **r,
                                  "speedup_vs_autoregressive": r["tokens_per_second"] / ar_tps})
-                    say(f"{m:>13} K={K} L={L} T={T}{where}: BE {r['block_efficiency']:.3f}, "
+                    say(f"{m:>13} {plan.label} T={T}{where}: BE {r['block_efficiency']:.3f}, "
                         f"{r['tokens_per_second']:.1f} tok/s, "
                         f"{1e3 * r.get('seconds_per_iteration', 0):.1f} ms/iteration, "
                         f"verify {r.get('verify_fraction', 0):.1%}")
@@ -329,13 +369,45 @@ def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None]
 #: at least ``LONG_CONTEXT`` tokens take the first bound, shorter ones the second.
 ITERATION_RATIO_GOAL = (1.5, 1.3)
 LONG_CONTEXT = 512
+#: Issue 27: the best tree of at most ``TREE_BUDGET`` drafted tokens against the best single chain
+#: (tokens/s, ≥ the first) and against autoregressive decoding (≥ the second), per T and context.
+TREE_GOAL = (1.15, 1.8)
+TREE_BUDGET = 16
+
+
+def sequoia_plans(pair: ModelPair, cfg: BenchConfig, say: Callable[[str], None]) -> dict:
+    """For each temperature, the positional acceptance measured on the target's own continuations
+    (48 tokens) of ``cfg.sequoia_prompts`` held-out prompts of 64 tokens, seeded apart from the
+    benchmark's prompts, and
+    Sequoia's best tree for each budget of ``cfg.sequoia`` (``core.bench.acceptance``):
+    {T: {"plans": [...], "info": {...}}}."""
+    if not cfg.sequoia:
+        return {}
+    from core.bench.acceptance import positional_acceptance, target_continuations
+    prompts = heldout_windows(pair.tokenizer, cfg.sequoia_prompts, 64, cfg.seed + 101)
+    out = {}
+    for T in cfg.temperatures:
+        windows = target_continuations(pair, prompts, 48, SamplingConfig(T), cfg.seed)
+        acc = positional_acceptance(pair, windows, SamplingConfig(T), ranks=max(cfg.sequoia), min_context=64)
+        plans, trees = [], []
+        for n in cfg.sequoia:
+            tree = acc.best_tree(n, cfg.sequoia_depth)
+            plans.append(RankTreePlan(tree.paths))
+            value, lo, hi = acc.predicted(tree.paths, resamples=500, seed=cfg.seed)
+            trees.append({"budget": n, "depth": plans[-1].L, "paths": [list(p) for p in tree.paths],
+                          "predicted_tau": value, "predicted_tau_ci95": [lo, hi]})
+            say(f"T={T}: Sequoia's tree for {n} nodes has depth {plans[-1].L}, predicted E[τ] "
+                f"{value:.2f} ({lo:.2f}-{hi:.2f}); a_1..4 = {np.round(acc.accept[:4], 3).tolist()}")
+        out[T] = {"plans": plans, "info": {"acceptance": acc.to_dict(), "trees": trees}}
+    return out
 
 
 def goals(rows: list[dict], baselines: list[dict]) -> dict:
     """The issues' targets, evaluated on this run (None where the grid lacks the rows); rows are
     compared within one prompt set (``context``)."""
     out: dict = {}
-    by = {(r["method"], r["K"], r["L"], r["temperature"], r.get("context")): r for r in rows}
+    by = {(r["method"], r["K"], r["L"], r["temperature"], r.get("context")): r for r in rows
+          if r.get("iid_chains", True)}
     ratios = []
     for (m, K, L, T, c), r in by.items():
         sd = by.get(("sd", 1, L, T, c))
@@ -386,25 +458,54 @@ def goals(rows: list[dict], baselines: list[dict]) -> dict:
                                "ratio": r["peak_cache_bytes"] / sd["peak_cache_bytes"]})
     out["iteration_time_over_sd_K4_L4"] = {"all": cost, "met": bool(cost) and all(d["met"] for d in cost)}
     out["kv_cache_bytes_over_sd_K4_L4"] = {"all": memory, "max": max((d["ratio"] for d in memory), default=None)}
+    out["best_tree"] = best_tree_goal(rows, baselines)
     return out
 
 
+def best_tree_goal(rows: list[dict], baselines: list[dict]) -> dict:
+    """Per (T, context): the fastest multi-draft configuration of at most ``TREE_BUDGET`` drafted
+    tokens (any shape: chains of K > 1, a static, rank-path or dynamic tree) over the fastest single
+    chain (K = 1) and over autoregressive decoding, in tokens/s (issue 27: ≥ 1.15 and ≥ 1.8 on
+    SmolLM2 at T = 0.7)."""
+    out = []
+    for T, c in sorted({(r["temperature"], r.get("context")) for r in rows}, key=str):
+        here = [r for r in rows if r["temperature"] == T and r.get("context") == c and r["lossless"]]
+        trees = [r for r in here if not r.get("single_chain", r["K"] == 1) and r.get("budget", 0) <= TREE_BUDGET]
+        singles = [r for r in here if r.get("single_chain", r["K"] == 1)]
+        ar = next((b for b in baselines if b["name"] == "autoregressive" and b["temperature"] == T
+                   and b.get("context") == c), None)
+        if not trees or not singles or ar is None:
+            continue
+        tree = max(trees, key=lambda r: r["tokens_per_second"])
+        single = max(singles, key=lambda r: r["tokens_per_second"])
+        over_single = tree["tokens_per_second"] / single["tokens_per_second"]
+        over_ar = tree["tokens_per_second"] / ar["tokens_per_second"]
+        out.append({"temperature": T, "context": c, "tree": f"{tree['method']} {tree.get('draft')}",
+                    "single_chain": f"{single['method']} {single.get('draft')}",
+                    "over_single_chain": over_single, "over_autoregressive": over_ar,
+                    "met": over_single >= TREE_GOAL[0] and over_ar >= TREE_GOAL[1]})
+    return {"targets": {"over_single_chain": TREE_GOAL[0], "over_autoregressive": TREE_GOAL[1],
+                        "budget_at_most": TREE_BUDGET}, "all": out}
+
+
 def format_table(result: dict) -> str:
-    cols = ["method", "K", "L", "temperature", "context", "block_efficiency", "block_efficiency_se",
-            "tokens_per_second", "speedup_vs_autoregressive", "verify_fraction"]
-    lines = ["  ".join(f"{c[:14]:>14}" for c in cols)]
+    """The rows as text: each configuration's draft, block efficiency ± SE, speed, verification's
+    share and, with contexts, its iteration's time split and KV-cache bytes."""
+    head = f"{'method':>13} {'draft':<44} {'T':>4} {'ctx':>5} {'BE':>6} {'± SE':>5} {'tok/s':>7} " \
+           f"{'x AR':>5} {'verify':>6}"
+    lines = [head]
     for r in result["rows"]:
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            cells.append(f"{v:>14.3f}" if isinstance(v, float) else f"{str(v):>14}")
-        lines.append("  ".join(cells))
+        se = r.get("block_efficiency_se")
+        lines.append(f"{r['method']:>13} {r.get('draft', ''):<44} {r['temperature']:>4} {str(r.get('context')):>5} "
+                     f"{r['block_efficiency'] or 0:6.3f} {se if se is not None else float('nan'):5.2f} "
+                     f"{r['tokens_per_second']:7.1f} {r['speedup_vs_autoregressive']:5.2f} "
+                     f"{100 * r.get('verify_fraction', 0):5.1f}%")
     if any("iteration_ms" in r for r in result["rows"]):
         lines += ["", "per iteration, ms: draft / target / verify / cache / other = total; peak KV cache"]
         for r in result["rows"]:
             ms = r.get("iteration_ms")
             if ms:
-                lines.append(f"{r['method']:>13} K={r['K']} L={r['L']} T={r['temperature']} "
+                lines.append(f"{r['method']:>13} {r.get('draft', '')} T={r['temperature']} "
                              f"context={r.get('context')}: " + " / ".join(f"{ms[k]:.2f}" for k in ms)
                              + f" = {sum(ms.values()):.2f} ms; {r.get('peak_cache_bytes', 0) / 2**20:.2f} MiB"
                              + f" ({r.get('attention')})")

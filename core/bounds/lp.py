@@ -374,11 +374,7 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     check_tree_size(V, shape, name, limit, work_limit=work_limit)
     check_supports(draft.cond, shape, name)
     node_sets = [(t, pr) for t, pr in node_set_law(draft.cond, shape, name).items() if pr > 0]
-    width = max(len(t) for t, _ in node_sets)
-    sets = np.full((len(node_sets), width), V ** L, dtype=np.int64)
-    weights = V ** np.arange(L - 1, -1, -1, dtype=np.int64)
-    for i, (t, _) in enumerate(node_sets):
-        sets[i, :len(t)] = np.asarray(t, dtype=np.int64) @ weights      # sorted leaf paths, sorted ids
+    sets = node_set_blocks([t for t, _ in node_sets], V, L)
     pm = np.array([pr for _, pr in node_sets])
     blk = _Blocks(sets, pm, sets, np.arange(len(node_sets)), pm)
     lay = _layout(sets, V, L)
@@ -389,9 +385,36 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
                        message, n_cols, n_rows, shape=shape, law=name)
 
 
-def _multi_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
-    """The per-multiset form (``optimal_lp``'s docstring): (solution in the layout's column order,
-    or None; status; message; columns; rows).  ``draft`` enters through ``blk`` only."""
+def node_set_blocks(node_sets: Sequence[tuple[Node, ...]], V: int, L: int) -> np.ndarray:
+    """The blocks of the per-block form for drafted node sets given by their sorted leaf paths: one
+    row of sorted path indices per set, padded with V^L (``_layout``'s input)."""
+    width = max(len(t) for t in node_sets)
+    sets = np.full((len(node_sets), width), V ** L, dtype=np.int64)
+    weights = V ** np.arange(L - 1, -1, -1, dtype=np.int64)
+    for i, t in enumerate(node_sets):
+        sets[i, :len(t)] = np.asarray(t, dtype=np.int64) @ weights      # sorted leaf paths, sorted ids
+    return sets
+
+
+class BlockSystem(NamedTuple):
+    """Every row of the per-block form (``optimal_lp``'s docstring), none dropped, as COO triplets:
+    columns r(m, s), then a(s·y), then W(u) for 1 ≤ |u| < L (``w_start`` on); right-hand side ``b``
+    (P(m) in the set rows, q(y) in the depth-1 node rows) and objective ``c`` (−|s| on r: a
+    minimisation).  The only coefficients other than ±1 are the −q(y|u) of the W columns.
+    ``layout`` names the columns and rows (``_Layout``)."""
+
+    layout: _Layout
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    n_cols: int
+    w_start: int
+
+
+def block_system(q_cond, pm: np.ndarray, lay: _Layout) -> BlockSystem:
+    """The per-block form's rows for blocks of probabilities ``pm`` on the layout ``lay``."""
     V, L = lay.V, lay.L
     rows, cols, vals = lay.entering()
 
@@ -407,15 +430,44 @@ def _multi_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
     n_cols = lay.n_r + lay.n_a + n_w
 
     b = np.zeros(lay.n_rows)
-    b[:lay.M] = blk.pm
+    b[:lay.M] = pm
     b[lay.node_row(1, 0):lay.node_row(1, 0) + V] = q_cond[0][0]        # depth-1 rows: q(y)
-    A, b = _drop_last_row(rows, cols, vals, b, n_cols)
     c = np.zeros(n_cols)
     c[:lay.n_r] = -lay.r_depth
+    return BlockSystem(lay, rows, cols, vals, b, c, n_cols, lay.n_r + lay.n_a)
 
-    res = _solve(c, A, b, (0, None))
+
+def tree_lp_system(q_cond, node_sets: Sequence[tuple[Node, ...]], pm: np.ndarray, V: int,
+                   L: int) -> BlockSystem:
+    """The own-law LP's rows (``optimal_tree_lp``) for drafted node sets (sorted leaf paths) of
+    probabilities ``pm``: what ``core.bounds.certify`` solves and checks in exact arithmetic."""
+    return block_system(q_cond, pm, _layout(node_set_blocks(node_sets, V, L), V, L))
+
+
+def solve_block_system(system: BlockSystem, free_w: bool = False):
+    """HiGHS on the system with its one dependent row dropped (``_drop_last_row``), every column
+    ≥ 0: the ``linprog`` result (``LPFailed`` unless optimal).
+
+    ``free_w`` lifts W ≥ 0, which changes nothing (summing the node rows forces W(s) = the mass
+    stopping at or below s), but makes the dual of each W column an equality, δ(u) =
+    Σ_y q(y|u)·δ(u·y): the duals ``core.bounds.certify`` needs."""
+    A, b = _drop_last_row(system.rows, system.cols, system.vals, system.b, system.n_cols)
+    bounds = (0, None)
+    if free_w:
+        bounds = np.zeros((system.n_cols, 2))
+        bounds[:, 1] = np.inf
+        bounds[system.w_start:, 0] = -np.inf
+    res = _solve(system.c, A, b, bounds)
     _check(res, "optimal-verifier")
-    return res.x, int(res.status), str(res.message), n_cols, b.size
+    return res
+
+
+def _multi_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):
+    """The per-multiset form (``optimal_lp``'s docstring): (solution in the layout's column order,
+    or None; status; message; columns; rows).  ``draft`` enters through ``blk`` only."""
+    system = block_system(q_cond, blk.pm, lay)
+    res = solve_block_system(system)
+    return res.x, int(res.status), str(res.message), system.n_cols, system.b.size - 1
 
 
 def _single_draft_lp(draft: ToyModel, q_cond, blk: _Blocks, lay: _Layout):

@@ -57,9 +57,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     dec = sub.add_parser("decode", help="speculative decoding over a Hugging Face model pair")
     _add_pair(dec)
-    dec.add_argument("--method", required=True, help="verification rule (sd, bv, spectr, ...)")
-    dec.add_argument("--K", type=int_range("K", 1, 64), default=1, help="number of drafts")
-    dec.add_argument("--L", type=int_range("L", 1, 32), default=4, help="draft length")
+    dec.add_argument("--method", required=True,
+                     help="verification rule (sd, bv, spectr, ...; rrs = specinfer and traversal on any tree)")
+    dec.add_argument("--K", type=int_range("K", 1, 64), default=None,
+                     help="number of drafts (default 1); with --budget, the nodes expanded per depth (default 4)")
+    dec.add_argument("--L", type=int_range("L", 1, 32), default=None,
+                     help="draft length (default 4); with --budget, the tree's depth")
+    dec.add_argument("--law", choices=["iid", "wor", "topk", "greedy"], default=None,
+                     help="draft law (default iid): i.i.d. draws, without replacement (Gumbel-top-k), "
+                          "the k most probable tokens, or the k - 1 most probable and one sampled")
+    shape = dec.add_mutually_exclusive_group()
+    shape.add_argument("--tree", metavar="B1,B2,...", help="a static token tree: a node of depth d gets "
+                       "b_(d+1) draws by the law")
+    shape.add_argument("--tree-paths", metavar="PATHS",
+                       help="a topk tree of any shape as rank paths (1,2,1.1: the two best children of "
+                            "the root and the best child of the first) or a .json file of them "
+                            "(benchmarks/tree_shape.py writes Sequoia's best trees)")
+    shape.add_argument("--budget", type=int_range("budget", 1, 512), default=None,
+                       help="EAGLE-2's dynamic tree of this many nodes, depth --L, expanding --K nodes per depth")
     dec.add_argument("--temperature", type=temperature_arg, default=1.0)
     dec.add_argument("--top-k", type=int_range("top-k", 1), default=None)
     dec.add_argument("--top-p", type=_top_p, default=None)
@@ -88,6 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")
     bench.add_argument("--no-hf", action="store_true", help="skip the Hugging Face generate baselines")
+    bench.add_argument("--suite", choices=["trees"], default=None,
+                       help="trees: issue 27's run, side by side: AR, single chains, 4x4 chains, a static "
+                            "tree by every law, EAGLE-2's dynamic tree and Sequoia's tree (docs/decoder.md); "
+                            "default T 0.7,0 and contexts 64,700")
+    bench.add_argument("--budget", type=int_range("budget", 2, 64), default=16,
+                       help="with --suite trees: the dynamic and Sequoia trees' nodes (default 16)")
+    bench.add_argument("--sequoia-depth", type=int_range("sequoia-depth", 1, 16), default=None,
+                       help="with --suite trees: the deepest Sequoia tree (default 6)")
     return parser
 
 
@@ -99,6 +122,11 @@ def check_args(args) -> None:
     from core.decoding.sources import check_source
     for m in ([args.method] if args.command == "decode" else (args.methods or [])):
         check_method(m)
+    if args.command == "decode":
+        from core.decoding.plans import check_plan, draft_plan
+        args.plan = draft_plan(K=args.K, L=args.L, law=args.law, tree=args.tree, paths=args.tree_paths,
+                               budget=args.budget)
+        check_plan(args.method, args.plan)
     if args.pair and (args.target or args.draft):
         raise CLIError("give either --pair or --target and --draft, not both")
     if args.pair:
@@ -127,10 +155,11 @@ def cmd_decode(args) -> int:
     if args.threads is None:
         from core.decoding.threads import default_threads
         torch.set_num_threads(default_threads(pair))
-    dec = SpeculativeDecoder(pair, args.method, args.K, args.L, sampling,
+    dec = SpeculativeDecoder(pair, args.method, sampling=sampling, plan=args.plan,
                              use_cache=not args.no_cache, trace=args.trace)
     gen = dec.generate(args.prompt, args.max_new_tokens, args.seed)
-    out = {"method": args.method, "K": args.K, "L": args.L, "temperature": args.temperature,
+    out = {"method": args.method, "K": dec.K, "L": dec.L, "draft": args.plan.describe(),
+           "temperature": args.temperature,
            "top_k": args.top_k, "top_p": args.top_p, "seed": args.seed,
            "prompt_ids": gen.prompt_ids, "tokens": gen.tokens, "text": gen.text,
            "stop_reason": gen.stop_reason, "threads": torch.get_num_threads(), "metrics": gen.metrics.to_dict()}
@@ -149,7 +178,8 @@ def cmd_decode(args) -> int:
         print(f"-- {m.tokens_generated} tokens in {m.iterations} target calls, block efficiency "
               f"{m.block_efficiency:.3f}, {m.tokens_per_second:.1f} tokens/s "
               f"(draft {m.time_draft_s:.2f}s, target {m.time_target_s:.2f}s, verify {m.time_verify_s:.3f}s; "
-              f"{m.attention}, {torch.get_num_threads()} torch thread(s))")
+              f"{m.attention}, {torch.get_num_threads()} torch thread(s); {m.draft}"
+              f"{'' if m.law == args.plan.law else f' drafted by {m.law} at T = 0'})")
         if args.num_samples:
             for j, g in enumerate(out["samples"]):
                 print(f"sample {j}: {g}")
@@ -159,11 +189,17 @@ def cmd_decode(args) -> int:
 def cmd_bench(args) -> int:
     from core.bench.decoding import BenchConfig, format_table, run_bench
     from core.decoding import check_method
-    cfg = BenchConfig.default(quick=args.quick)
-    cfg = cfg.with_overrides(methods=args.methods, Ks=args.Ks, Ls=args.Ls,
-                             temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
-                             prompts=args.prompts, seed=args.seed, hf=not args.no_hf,
-                             contexts=args.contexts)
+    if args.suite == "trees":       # issue 27's side-by-side run: its own methods, K, plans; no HF
+        cfg = BenchConfig.trees(L=args.Ls[0] if args.Ls else 4, budget=args.budget)
+        cfg = cfg.with_overrides(temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
+                                 prompts=args.prompts, seed=args.seed, contexts=args.contexts,
+                                 sequoia_depth=args.sequoia_depth)
+    else:
+        cfg = BenchConfig.default(quick=args.quick)
+        cfg = cfg.with_overrides(methods=args.methods, Ks=args.Ks, Ls=args.Ls,
+                                 temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
+                                 prompts=args.prompts, seed=args.seed, hf=not args.no_hf,
+                                 contexts=args.contexts)
     for m in cfg.methods:
         check_method(m)
     pair = _load(args)

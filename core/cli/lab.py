@@ -1,9 +1,9 @@
-"""Command-line interface: ``python -m core {exact,bound,montecarlo,decode,bench,sweep} ...``.
+"""Command-line interface: ``python -m core {exact,bound,montecarlo,trees,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
 quickly; they take K i.i.d. drafts (``--K --L``) or a static token tree (``--tree b1,b2,...``), drafted
-by a law (``--law iid|wor|topk|greedy``, default iid); ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers) and
-``sweep`` to ``core.cli.sweep``.
+by a law (``--law iid|wor|topk|greedy``, default iid); ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers),
+``sweep`` to ``core.cli.sweep`` and ``trees`` to ``core.cli.trees``.
 Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 ``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
@@ -28,17 +28,19 @@ LAW_NAMES = ("iid", "wor", "topk", "greedy")       # core.data.laws.LAWS, withou
 CHAINS_ONLY = "defined on K i.i.d. chains only"
 
 
-def _add_models(p: argparse.ArgumentParser) -> None:
+def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
+    """The toy pair, the temperature and --json; with ``drafts``, --K/--L/--tree/--law too."""
     p.add_argument("--draft", metavar="P.json", help="draft model p (toy-model JSON file)")
     p.add_argument("--target", metavar="Q.json", help="target model q (toy-model JSON file)")
     p.add_argument("--preset", help="a named toy configuration instead of --draft/--target "
                    "(binary-toy, several-drafts, gbv-lossless, three-token-toy)")
-    p.add_argument("--K", type=int_range("K", 1, MAX_K), help="number of drafts (chains)")
-    p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
-    p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
-                   "a node of depth d gets b_(d+1) draws per copy")
-    p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
-                   "chains, at every node of a tree")
+    if drafts:
+        p.add_argument("--K", type=int_range("K", 1, MAX_K), help="number of drafts (chains)")
+        p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
+        p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
+                       "a node of depth d gets b_(d+1) draws per copy")
+        p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
+                       "chains, at every node of a tree")
     p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -91,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name in ("decode", "bench"):
         sub.add_parser(name, add_help=False, help=f"real-model {name} (see `python -m core {name} -h`)")
+    sub.add_parser("trees", add_help=False, help="the budget question: every tree shape of n drafted "
+                   "tokens × law × verifier (see `python -m core trees -h`)")
     sub.add_parser("sweep", add_help=False, help="rule leaderboards over instance families (see `python -m core sweep -h`)")
     return parser
 
@@ -197,10 +201,31 @@ def _emit(result, text: str) -> None:
     print(text)
 
 
+def _with_certificate(row: dict, key: str, cert) -> dict:
+    """``row`` with an LP value's fraction (under ``key``) replaced by its certificate's
+    (``core.bounds.certify``: a fraction only when an exact plan and an exact dual bound coincide)
+    and ``certified`` (true/false) right after it."""
+    out = {}
+    for k, v in row.items():
+        out[k] = cert.fraction if k == key else v
+        if k == key:
+            out["certified"] = cert.certified
+    return out
+
+
+def _fraction_cell(row: dict) -> str:
+    """The text table's fraction column: the fraction, or "not certified" for an LP value that has
+    none."""
+    if row.get("certified") is False:
+        return "not certified"
+    return row["expected_accepted_fraction"] or ""
+
+
 def cmd_exact(args) -> int:
     from core.analysis.exact import exact_analysis
+    from core.bounds.certify import certify_tree_lp
     from core.errors import USER_ERRORS
-    from core.rules.registry import make_verifier, resolve
+    from core.rules.registry import display_name, make_verifier, resolve
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -226,14 +251,19 @@ def cmd_exact(args) -> int:
                 verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law,
                                          **_params(args, name))
                 summary = exact_analysis(verifier, draft, target, shape=shape, law=law).summary()
-                rows.append({**summary, "method": name, **_used(verifier)})
+                summary = {**summary, "method": display_name(name, shape), **_used(verifier)}
+                if resolve(name).name == "lp_optimal":
+                    summary = _with_certificate(summary, "expected_accepted_fraction",
+                                                certify_tree_lp(draft, target, shape, law))
+                rows.append(summary)
         except USER_ERRORS as exc:
             # One rule asked for alone reports its refusal as the error; among all of them, a rule
             # refused here (the tree LP too large, an enumeration too long) is skipped and named,
             # and every other rule is still computed.
             if args.method != "all":
                 raise
-            skipped.append({"method": name, "reason": str(exc).strip().splitlines()[0]})
+            skipped.append({"method": display_name(name, shape) if shape is not None else name,
+                            "reason": str(exc).strip().splitlines()[0]})
     if not rows:
         raise CLIError("every rule was refused on this configuration: "
                        + "; ".join(f"{s['method']}: {s['reason']}" for s in skipped))
@@ -245,7 +275,7 @@ def cmd_exact(args) -> int:
         _emit(result, _header(args, shape, law, target.V) + "\n" + _table(rows, columns))
     else:
         for row in rows:
-            row["fraction"] = row["expected_accepted_fraction"] or ""
+            row["fraction"] = _fraction_cell(row)
         _emit(result, _header(args, shape, law, target.V) + "\n" +
               _table(rows, columns[:2] + ["fraction"] + columns[2:]))
     # one line per reason on stderr; stdout holds the table or valid JSON alone
@@ -260,7 +290,7 @@ def cmd_exact(args) -> int:
 
 def cmd_bound(args) -> int:
     from core import bounds
-    from core.data.fractions import fraction
+    from core.bounds.certify import certify_tree_lp
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -268,11 +298,13 @@ def cmd_bound(args) -> int:
         if args.kind != "lp":
             raise CLIError(f"the {args.kind} bound is defined for K i.i.d. chains only; use --kind lp "
                            f"(the own-law LP) with --tree or --law")
-        value = float(bounds.optimal_tree_lp(draft, target, shape, law).value)
+        cert = certify_tree_lp(draft, target, shape, law)
+        value = float(cert.exact) if cert.certified else cert.value
         result = {"kind": "lp", "value": value, "K": shape.K, "L": shape.L, **shape.describe(),
-                  "law": law, "value_fraction": fraction(value, integers=True)}
+                  "law": law, "value_fraction": cert.fraction, "certified": cert.certified}
+        fraction_ = cert.fraction if cert.certified else "not certified"
         _emit(result, json.dumps(result) if args.json else _header(args, shape, law, target.V) + "\n" +
-              _table([{**result, "fraction": result["value_fraction"] or ""}], ["kind", "value", "fraction"]))
+              _table([{**result, "fraction": fraction_}], ["kind", "value", "fraction"]))
         return 0
     if args.kind == "lp":
         value = bounds.optimal_lp(draft, target, args.K, args.L).value
@@ -293,7 +325,7 @@ def cmd_bound(args) -> int:
 
 def cmd_montecarlo(args) -> int:
     from core.analysis.montecarlo import monte_carlo
-    from core.rules.registry import make_verifier
+    from core.rules.registry import display_name, make_verifier
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -311,7 +343,7 @@ def cmd_montecarlo(args) -> int:
         result = monte_carlo(verifier, draft, target, n=args.n, seed=args.seed, shape=shape, law=law)
         trees = {**shape.describe(), "law": law}
     lo, hi = result.tau_interval()
-    summary = {"method": name, "K": result.K, "L": result.L, **trees, "n": args.n, "seed": args.seed,
+    summary = {"method": name if shape is None else display_name(name, shape), "K": result.K, "L": result.L, **trees, "n": args.n, "seed": args.seed,
                "expected_accepted": result.tau_mean,
                "expected_accepted_ci": list(result.tau_mean_interval()),
                "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),

@@ -4,10 +4,14 @@ Every verifier draws its internal randomness (acceptance coins, residual draws) 
 object.  ``RandomCoins`` samples with a seeded ``numpy.random.Generator``; ``enumerate_outcomes``
 runs the same verifier code over *every* coin outcome, each with its exact probability, by replaying
 the program with forced choices (depth-first over the choice tree).  The exact laws of docs/maths.md and
-the sampled runs therefore come from one implementation and cannot drift apart.
+the sampled runs therefore come from one implementation and cannot drift apart.  Given ``exact`` (a
+map from each float weight the program passes to the rational it stands for), the probabilities are
+carried as ``fractions.Fraction`` instead, in exact arithmetic (the LP certificates of
+``core.bounds.certify``).
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Callable, Protocol
 
 import numpy as np
@@ -66,15 +70,17 @@ class RandomCoins:
 
 
 class _Branch:
-    """Replays forced choices; at each new choice takes the first option and queues the others."""
+    """Replays forced choices; at each new choice takes the first option and queues the others.
+    With ``exact`` (float -> Fraction) the weights, hence the probabilities, are exact rationals."""
 
-    __slots__ = ("forced", "pos", "prob", "pending")
+    __slots__ = ("forced", "pos", "prob", "pending", "exact")
 
-    def __init__(self, forced: tuple, prob: float, pending: list):
+    def __init__(self, forced: tuple, prob, pending: list, exact: Callable[[float], Any] | None = None):
         self.forced = forced
         self.pos = 0
         self.prob = prob
         self.pending = pending
+        self.exact = exact
 
     def _choose(self, options: list[tuple[Any, float]]):
         if self.pos < len(self.forced):
@@ -96,9 +102,23 @@ class _Branch:
             return True
         if prob <= 0.0:
             return False
+        if self.exact is not None:
+            exact = self.exact(prob)
+            return self._choose([(True, exact), (False, 1 - exact)])
         return self._choose([(True, prob), (False, 1.0 - prob)])
 
     def categorical(self, probs: np.ndarray) -> int:
+        if self.exact is not None:
+            support = [i for i, x in enumerate(probs) if x > 0]
+            if not support:
+                raise ValueError("cannot normalize a vector with no positive mass")
+            if len(support) == 1:
+                return support[0]
+            if self.pos < len(self.forced):           # a replayed choice: its weight is charged
+                return self._choose(())
+            weights = [self.exact(float(probs[i])) for i in support]
+            total = sum(weights)
+            return self._choose([(i, w / total) for i, w in zip(support, weights)])
         dist = normalized(probs)
         support = np.flatnonzero(dist > 0)
         if support.size == 1:
@@ -110,21 +130,24 @@ class TooManyOutcomes(ExplorerError, RuntimeError):
     """The choice tree has more leaves than the caller allowed."""
 
 
-def enumerate_outcomes(program: Callable[[Coins], Any],
-                       max_leaves: int | None = None) -> list[tuple[float, Any]]:
+def enumerate_outcomes(program: Callable[[Coins], Any], max_leaves: int | None = None,
+                       exact: Callable[[float], Any] | None = None) -> list[tuple[Any, Any]]:
     """Run ``program(coins)`` over every coin outcome; return [(probability, result), ...].
 
     The probabilities sum to 1 (up to rounding).  The number of runs equals the number of leaves of
     the choice tree, so keep programs whose coin count is small (toy models).  Probabilities of a
     run are carried when the run is *forced*, so a replayed prefix is charged once.
+
+    ``exact``, when given, maps every weight the program passes to the coins (a float) to the
+    rational it stands for (``fractions.Fraction``); the probabilities are then exact and sum to 1
+    exactly.  It may raise to refuse a weight that stands for no known rational.
     """
-    results: list[tuple[float, Any]] = []
-    pending: list[tuple[tuple, float]] = [((), 1.0)]
+    results: list[tuple[Any, Any]] = []
+    pending: list[tuple[tuple, Any]] = [((), 1.0 if exact is None else Fraction(1))]
     while pending:
         forced, prob = pending.pop()
-        coins = _Branch(forced, 1.0, pending)
+        coins = _Branch(forced, prob, pending, exact)
         # The forced prefix's probability is already in ``prob``; new choices multiply into it.
-        coins.prob = prob
         out = program(coins)
         results.append((coins.prob, out))
         if max_leaves is not None and len(results) > max_leaves:

@@ -81,15 +81,17 @@ def enumerate_trees(draft, target, shape: Shape, law: str | DraftLaw,
 
 
 def node_set_law(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
-                 max_outcomes: int | None = None) -> dict[tuple[Node, ...], float]:
+                 max_outcomes: int | None = None, exact=None) -> dict[tuple[Node, ...], float]:
     """P(node set = t) for every drafted node set t, keyed by its sorted leaf paths: the draft side
-    of the own-law LP (only this law matters there; docs/maths.md)."""
+    of the own-law LP (only this law matters there; docs/maths.md).  With ``exact`` (float ->
+    ``Fraction``, see ``core.data.coins.enumerate_outcomes``) the probabilities are exact
+    rationals."""
     cache: dict = {}
     out: dict[tuple[Node, ...], float] = {}
     runs = enumerate_outcomes(lambda coins: leaf_paths(draft_tree(draft_cond, shape, law, coins, cache),
-                                                       shape.L), max_outcomes)
+                                                       shape.L), max_outcomes, exact)
     for prob, paths in runs:
-        out[paths] = out.get(paths, 0.0) + prob
+        out[paths] = out[paths] + prob if paths in out else prob
     return out
 
 

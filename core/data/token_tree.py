@@ -17,7 +17,7 @@ import numpy as np
 
 from core.data.laws import DraftLaw, first_appearance_table, get_law
 from core.data.shapes import Shape
-from core.data.tree import DraftBlock, Node
+from core.data.tree import DraftBlock, Node, path_probability
 from core.errors import InvalidInput
 
 
@@ -71,6 +71,29 @@ class TokenTree:
     def multiplicity(self, u: Node) -> int:
         """Draws at u's parent equal to u's last token (1 at the root)."""
         return 1 if not u else self.table()[u[:-1]][u[-1]][1]
+
+    def deterministic(self, u: Node) -> bool:
+        """Whether the non-root node u was drafted deterministically given its parent (a rank of
+        p: every child of ``topk``, the Top children of ``greedy``) rather than sampled
+        (``DraftLaw.deterministic_draws``, read at the position of u's first draw)."""
+        parent = u[:-1]
+        first = self.table()[parent][u[-1]][0]
+        return self.law_at(len(parent)).deterministic_draws(len(self.draws[parent]))[first]
+
+    def p_joint(self, u: Node) -> float:
+        """p(u) = Π_i p(u_i | u_<i) for a node u of the tree."""
+        return self._joint("p", u)
+
+    def q_joint(self, u: Node) -> float:
+        """q(u) = Π_i q(u_i | u_<i) for a node u of the tree (the q(s) of the top-k closed form)."""
+        return self._joint("q", u)
+
+    def _joint(self, which: str, u: Node) -> float:
+        key = ("joint", which, u)
+        out = self.memo.get(key)
+        if out is None:
+            out = self.memo[key] = path_probability(self.p if which == "p" else self.q, u)
+        return out
 
     def nodes(self) -> list[Node]:
         """Every node (∅ included), by depth, then in order of first appearance."""

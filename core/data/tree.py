@@ -18,6 +18,15 @@ from core.errors import InvalidInput
 Node = tuple[int, ...]
 
 
+def path_probability(cond: Mapping[Node, np.ndarray], s: Node) -> float:
+    """Π_i cond[s_<i](s_i): the probability of the path s under the conditionals ``cond`` (p or q
+    along a draft tree, keyed by prefix)."""
+    out = 1.0
+    for i in range(len(s)):
+        out *= float(cond[s[:i]][s[i]])
+    return out
+
+
 @dataclass(frozen=True)
 class DraftBlock:
     """K drafts x^(1..K) ∈ Ω^L with the conditionals p(·|s) (|s| < L) and q(·|s) (|s| ≤ L)."""
@@ -75,11 +84,7 @@ class DraftBlock:
         key = (which, s)
         out = self.memo.get(key)
         if out is None:
-            cond = self.p if which == "p" else self.q
-            out = 1.0
-            for i in range(len(s)):
-                out *= float(cond[s[:i]][s[i]])
-            self.memo[key] = out
+            out = self.memo[key] = path_probability(self.p if which == "p" else self.q, s)
         return out
 
     def restrict(self, k: int) -> "DraftBlock":

@@ -15,11 +15,14 @@ from core.decoding.cached_lm import CachedLM
 from core.decoding.proposal import Proposal
 
 
-def keep_accepted(context_len: int, verdict: Verdict, proposal: Proposal, *lms: CachedLM) -> None:
-    """Roll each model's cache back to the context (``context_len`` tokens) and the accepted path."""
+def keep_accepted(context_len: int, verdict: Verdict, proposal: Proposal, draft: CachedLM,
+                  target: CachedLM) -> None:
+    """Roll both caches back to the context (``context_len`` tokens) and the accepted path: the
+    target's along the tree it scored, the draft's along its own tree (the nodes it fed:
+    ``Proposal.draft_path``)."""
     path = proposal.host.path(tuple(int(t) for t in verdict.accepted))
-    for lm in lms:
-        lm.keep(context_len, path, proposal.host)
+    draft.keep(context_len, proposal.draft_path(path), proposal.host)
+    target.keep(context_len, path, proposal.host)
 
 
 def extend(context: list[int], verdict: Verdict) -> tuple[int, ...]:

@@ -6,7 +6,7 @@ over their whole distributions), so it cannot verify drafts from a real language
 from __future__ import annotations
 
 from core.decoding.errors import DecodingError
-from core.rules.registry import REGISTRY, method_names
+from core.rules.registry import ALIASES, REGISTRY, method_names
 
 
 def decoder_methods() -> list[str]:
@@ -15,9 +15,11 @@ def decoder_methods() -> list[str]:
 
 
 def check_method(method: str) -> None:
-    """Raise ``DecodingError`` unless the real decoder can run ``method``."""
-    if method not in REGISTRY:
-        raise DecodingError(f"unknown method {method!r}; choose one of {', '.join(decoder_methods())}")
-    if REGISTRY[method].needs_models:
+    """Raise ``DecodingError`` unless the real decoder can run ``method`` (a rule's name, or an
+    alias such as ``rrs``)."""
+    if ALIASES.get(method, method) not in REGISTRY:
+        raise DecodingError(f"unknown method {method!r}; choose one of {', '.join(decoder_methods())} "
+                            f"(or {', '.join(ALIASES)})")
+    if REGISTRY[ALIASES.get(method, method)].needs_models:
         raise DecodingError(f"method {method!r} needs toy models (it is built from their whole "
                             "distributions) and is not available in the real decoder")

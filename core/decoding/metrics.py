@@ -55,7 +55,8 @@ class DecodeMetrics:
     prefill.  Times are wall-clock seconds.  ``attention`` is how the target scored the drafts
     ("tree attention", "rows" in the fallback, "one row" for autoregressive decoding);
     ``peak_cache_bytes``, the largest the two models' KV caches (keys and values) were together,
-    each at its own peak.  Built with keywords only (24 fields)."""
+    each at its own peak; ``draft``, the plan's label, ``law`` the law that drew the trees and
+    ``mean_tree_nodes`` the drafted nodes per iteration.  Built with keywords only (27 fields)."""
 
     method: str
     K: int
@@ -81,6 +82,9 @@ class DecodeMetrics:
     verify_fraction: float              # verify time / (draft + target + verify + cache + other) time
     attention: str
     peak_cache_bytes: int
+    draft: str                          # the draft plan's label (core.decoding.plans)
+    law: str                            # the law that drew the trees
+    mean_tree_nodes: float              # drafted nodes per iteration (the target scores them and the root)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,7 +105,8 @@ class Generation:
 def summarize(*, method: str, K: int, L: int, temperature: float, tokens: Sequence[int],
               taus: Sequence[int], draft_calls: int, times: dict[str, float], total_s: float,
               root_acceptance: Sequence[float] = (), attention: str = "one row",
-              peak_cache_bytes: int = 0) -> DecodeMetrics:
+              peak_cache_bytes: int = 0, draft: str = "none", law: str = "none",
+              tree_nodes: Sequence[int] = ()) -> DecodeMetrics:
     """The metrics of a run whose iteration i accepted ``taus[i]`` draft tokens (one target call
     each), from its phase times and total wall-clock seconds."""
     n_it = len(taus)
@@ -119,4 +124,5 @@ def summarize(*, method: str, K: int, L: int, temperature: float, tokens: Sequen
         time_total_s=total_s, time_prefill_s=times["prefill"], time_draft_s=times["draft"],
         time_target_s=times["target"], time_verify_s=times["verify"], time_cache_s=times["cache"],
         time_other_s=times["other"], verify_fraction=times["verify"] / loop if loop > 0 else 0.0,
-        attention=attention, peak_cache_bytes=int(peak_cache_bytes))
+        attention=attention, peak_cache_bytes=int(peak_cache_bytes), draft=draft, law=law,
+        mean_tree_nodes=float(np.mean(tree_nodes)) if len(tree_nodes) else 0.0)

@@ -76,7 +76,9 @@ def sample(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     total = cdf[:, -1:]
     u = torch.rand(total.shape, dtype=cdf.dtype, device=cdf.device, generator=generator) * total
     u = torch.minimum(u, torch.nextafter(total, torch.zeros_like(total)))
-    return torch.searchsorted(cdf, u, right=True).squeeze(-1)
+    # a row without mass (greedy's rest where p has no token left) gives the last id rather than
+    # one past it; the verifier then refuses the draft (``DraftLaw.check``)
+    return torch.searchsorted(cdf, u, right=True).squeeze(-1).clamp_(max=probs.shape[-1] - 1)
 
 
 def next_token_probs(logits: torch.Tensor, vocab_size: int, sampling: SamplingConfig) -> np.ndarray:

@@ -1,13 +1,17 @@
-"""Speculative decoding with K i.i.d. drafts of length L over a real pair of causal language models.
+"""Speculative decoding over a real pair of causal language models: K i.i.d. drafts of length L, or
+any draft plan of ``core.decoding.plans`` (chains or a static tree by any law, a rank-path tree,
+EAGLE-2's dynamic tree).
 
 One iteration (docs/maths.md), from a context c of n tokens, is one call into each step's module:
 
-1. **Propose** (``core.decoding.proposal``): the draft model samples K drafts x^(1..K) ∈ Ω^L,
-   merged into one draft tree grown level by level, with p(·|c·s) at every node s;
+1. **Propose** (``core.decoding.proposal``): the draft model drafts the plan's tree (for K chains,
+   K drafts x^(1..K) ∈ Ω^L merged into one tree), grown level by level, with p(·|c·s) at every
+   node s that has children;
 2. **Score** (``core.decoding.scoring``): the target runs once over the whole tree, giving
-   q(·|c·s) at every node s, |s| ≤ L (bonus position included);
-3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns the ``DraftBlock`` into
-   an accepted prefix s and an extra token y, and the iteration's trace is recorded;
+   q(·|c·s) at every node s (bonus positions included);
+3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns what it reads (a
+   ``DraftBlock`` for K i.i.d. chains, a ``TokenTree`` otherwise) into an accepted prefix s and an
+   extra token y, and the iteration's trace is recorded;
 4. **Commit** (``core.decoding.commit``): both caches rolled back to c·s, c ← c·s·y, and the stop
    test;
 
@@ -34,6 +38,7 @@ from core.decoding.inputs import check_request
 from core.decoding.methods import check_method
 from core.decoding.metrics import Generation, device_generator, phase_times, summarize, synchronize
 from core.decoding.pairs import ModelPair
+from core.decoding.plans import DraftPlan, DynamicPlan, StaticPlan, check_plan, max_draws_per_node
 from core.decoding.proposal import DraftProposer
 from core.decoding.sampling import SamplingConfig
 from core.decoding.scoring import TargetScorer
@@ -43,26 +48,43 @@ from core.rules.registry import Verifier, get_verifier
 
 
 class SpeculativeDecoder:
-    """Speculative decoding with K i.i.d. drafts of length L and a named verification rule.
+    """Speculative decoding with a named verification rule and a draft plan: K chains of length L
+    drafted by ``law`` (default: K i.i.d. drafts), or any ``plan`` of ``core.decoding.plans`` (a
+    static tree b, a rank-path tree, EAGLE-2's dynamic tree), given instead of K, L and law.
 
     ``use_cache=False`` recomputes every forward pass from the whole sequence (the reference for
     the cache); ``trace=False`` keeps no per-iteration traces (and lets the rule skip work that only
-    fills them); ``keep_blocks`` keeps each iteration's ``DraftBlock`` in its trace.
+    fills them); ``keep_blocks`` keeps what the rule read (``DraftBlock`` or ``TokenTree``) in each
+    iteration's trace.
     """
 
-    def __init__(self, pair: ModelPair, method: str, K: int, L: int,
-                 sampling: SamplingConfig | None = None, *, use_cache: bool = True,
-                 trace: bool = True, keep_blocks: bool = False):
+    def __init__(self, pair: ModelPair, method: str, K: int | None = None, L: int | None = None,
+                 sampling: SamplingConfig | None = None, *, law: str | None = None,
+                 plan: DraftPlan | None = None, use_cache: bool = True, trace: bool = True,
+                 keep_blocks: bool = False):
         check_method(method)
-        for name, value in (("K", K), ("L", L)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-                raise DecodingError(f"{name} must be a positive integer, got {value!r}")
+        if plan is None:
+            for name, value in (("K", K), ("L", L)):
+                if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+                    raise DecodingError(f"{name} must be a positive integer, got {value!r}")
+            plan = StaticPlan.chains(int(K), int(L), law or "iid")
+        elif (K, L, law) != (None, None, None):
+            raise DecodingError("give K, L and law, or a plan, not both")
+        check_plan(method, plan)
+        self.plan = plan
         self.pair = pair
         self.method = method
         self.verifier: Verifier = get_verifier(method)
         self.verifier.complete_trace = trace
-        self.K, self.L = int(K), int(L)
+        self.K, self.L = plan.K, plan.L
         self.sampling = sampling or SamplingConfig()
+        widest = max_draws_per_node(plan)
+        if widest and self.sampling.top_k is not None and self.sampling.top_k < widest:
+            raise DecodingError(f"{plan.label} draws {widest} distinct tokens at a node, more than "
+                                f"top-k = {self.sampling.top_k} leaves; raise top-k or draw fewer")
+        if isinstance(plan, DynamicPlan) and plan.width > pair.vocab_size:
+            raise DecodingError(f"a dynamic tree of width {plan.width} needs at least that many tokens; "
+                                f"the vocabulary has {pair.vocab_size}")
         self.use_cache = use_cache
         self.trace = trace
         self.keep_blocks = keep_blocks
@@ -71,7 +93,11 @@ class SpeculativeDecoder:
         d, t = self.draft_lm.layout, self.target_lm.layout
         #: How the two models read the draft tree: "tree attention", "rows", or one of each.
         self.attention = t if d == t else f"draft: {d}, target: {t}"
-        self.proposer = DraftProposer(self.draft_lm, pair.vocab_size, self.sampling)
+        if "rows" in self.attention and not (isinstance(plan, StaticPlan) and plan.shape.chains):
+            raise DecodingError(f"{plan.label} needs tree attention, and the "
+                                f"{'draft' if d == 'rows' else 'target'} model cannot take it (the "
+                                "log says why); draft chains instead (--K, --L)")
+        self.proposer = DraftProposer(self.draft_lm, pair.vocab_size, self.sampling, plan)
         self.scorer = TargetScorer(self.target_lm, pair.vocab_size, self.sampling)
 
     @torch.inference_mode()
@@ -157,21 +183,22 @@ class SpeculativeDecoder:
         draft_calls0 = self.draft_lm.calls
         context, new = list(ids), []
         taus: list[int] = []
+        nodes: list[int] = []
         root_acc: list[float] = []
         traces: list[IterationTrace] = []
         stop = None
         while stop is None:
             t0 = time.perf_counter()
-            # 1. Propose: K drafts of length L as one tree, and p(·|s) at every node |s| < L.
-            proposal = self.proposer.propose(context, K, L, generator)
+            # 1. Propose: the plan's tree, and p(·|s) at every node that has children.
+            proposal = self.proposer.propose(context, generator)
             synchronize(pair.device)
             t1 = time.perf_counter()
-            # 2. Score: q(·|s) at every node |s| ≤ L, one target call over the whole tree.
+            # 2. Score: q(·|s) at every node of the tree, one target call over the whole tree.
             q = self.scorer.score(context, proposal)
             synchronize(pair.device)
             t2 = time.perf_counter()
             # 3. Verify: the rule's accepted prefix s and extra token y, with the seeded generator.
-            block, verdict = verify(self.verifier, proposal.drafts, proposal.p, q, rng)
+            block, verdict = verify(self.verifier, proposal, q, rng)
             t3 = time.perf_counter()
             # 4. Commit: both caches rolled back to c·s; c ← c·s·y; stop at EOS or the limit.
             position = len(context)
@@ -180,14 +207,15 @@ class SpeculativeDecoder:
             t4 = time.perf_counter()
             root_acc.append(root_acceptance(block))
             taus.append(verdict.tau)
+            nodes.append(proposal.host.size - 1)
             stop = finish(new, extend(context, verdict), eos, max_new_tokens)
             t5 = time.perf_counter()
             for phase, seconds in zip(("draft", "target", "verify", "cache", "other"),
                                       (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
                 times[phase] += seconds
             if self.trace:
-                traces.append(iteration_trace(self.verifier, block, verdict, index=len(traces),
-                                              position=position, seconds=(t1 - t0, t2 - t1, t3 - t2),
+                traces.append(iteration_trace(self.verifier, proposal, block, verdict, index=len(traces),
+                                              position=position, seconds=(t1 - t0, t2 - t1, t3 - t2, t4 - t3),
                                               keep_block=self.keep_blocks))
                 if on_iteration is not None:
                     on_iteration(traces[-1])
@@ -196,7 +224,8 @@ class SpeculativeDecoder:
                             tokens=new, taus=taus, draft_calls=self.draft_lm.calls - draft_calls0,
                             times=times, total_s=time.perf_counter() - t_start,
                             root_acceptance=root_acc, attention=self.attention,
-                            peak_cache_bytes=self.draft_lm.peak_cache_bytes + self.target_lm.peak_cache_bytes)
+                            peak_cache_bytes=self.draft_lm.peak_cache_bytes + self.target_lm.peak_cache_bytes,
+                            draft=self.plan.label, law=self.proposer.law, tree_nodes=nodes)
         return Generation(prompt_ids=ids, tokens=new, text=pair.decode(new), stop_reason=stop,
                           metrics=metrics, iterations=traces)
 

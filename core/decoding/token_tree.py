@@ -2,9 +2,9 @@
 
 Node 0 is the root, the context itself (no token of its own); nodes 1..N follow level by level, so
 the nodes of depth d are one contiguous range and every parent comes before its children.  Drafts
-that share a prefix share its nodes: K i.i.d. chains become a trie (``DraftTree.add_chain_tokens``),
-and any other tree shape (a static b1,b2,... tree, a dynamic tree) is added a level at a time with
-``add_level``.  Everything the models need is built from this list alone, on the models' device:
+that share a prefix share its nodes: the draws of a depth become nodes with ``DraftTree.add_draws``
+(K i.i.d. chains become a trie), and a tree whose nodes are known (a rank-path tree, a dynamic tree)
+is added a level at a time with ``add_level``.  Everything the models need is built from this list alone, on the models' device:
 
 * ``ancestors[i, j]``: node j is node i or one of its ancestors (the root is everyone's), from
   which ``core.decoding.tree_attention`` builds the attention mask;
@@ -28,7 +28,7 @@ from core.data.tree import Node
 class DraftTree:
     """A draft tree being grown on ``device``, with room for ``capacity`` nodes (the root included).
 
-    ``chains`` (K, L), filled by ``add_chain_tokens``, holds the node of chain k at depth d + 1 in
+    ``chains`` (K, L), filled by ``add_draws``, holds the node of chain k at depth d + 1 in
     ``chains[k, d]`` (the row fallback of ``core.decoding.cached_lm`` reads it).
     """
 
@@ -62,10 +62,12 @@ class DraftTree:
         self.levels.append((lo, hi))
         return lo, hi
 
-    def add_chain_tokens(self, chain_nodes: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-        """K chains at nodes ``chain_nodes`` each take one more token: one new node per distinct
-        (parent, token), in that sorted order; the chains' new nodes (K,).  Recorded in ``chains``."""
-        key = chain_nodes * self.vocab_size + tokens
+    def add_draws(self, parents: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """The draws of the next depth: draw i took ``tokens[i]`` at node ``parents[i]``.  One new
+        node per distinct (parent, token), in that sorted order (equal draws, possible under
+        ``iid`` only, share their node); returns the node of each draw.  For chains (``chains``
+        set, draw k = chain k) the chains' new nodes are recorded."""
+        key = parents * self.vocab_size + tokens
         distinct, inverse = torch.unique(key, sorted=True, return_inverse=True)
         lo, _ = self.add_level(distinct // self.vocab_size, distinct % self.vocab_size)
         nodes = lo + inverse

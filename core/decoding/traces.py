@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
 
 
@@ -30,11 +31,15 @@ class TreeNodeTrace:
 
 @dataclass
 class IterationTrace:
-    """Everything the app draws for one iteration."""
+    """Everything the app draws for one iteration: the tree (``nodes``: each node's prefix, so
+    its parent is the prefix less its last token), the accepted path (``accepted``, a prefix of a
+    node), the extra token and the time split (draft, target, verify, cache)."""
 
     index: int
     position: int                       # context length at the start of the iteration
-    drafts: list[list[int]]
+    draft: str                          # the draft plan (core.decoding.plans), e.g. "chains 4×4, iid"
+    law: str                            # the law that drew the tree (at T = 0, topk for wor and greedy)
+    drafts: list[list[int]]             # the root-to-leaf paths (the K drafts, for chains)
     nodes: list[TreeNodeTrace]
     tests: list[dict]                   # the verifier's acceptance tests, in order
     quantities: list[dict]              # [{"node": [...], name: value, ...}]
@@ -52,7 +57,15 @@ class IterationTrace:
     draft_s: float
     target_s: float
     verify_s: float
-    block: DraftBlock | None = field(default=None, repr=False)
+    cache_s: float
+    block: DraftBlock | TokenTree | None = field(default=None, repr=False)
+
+    def edges(self) -> list[dict]:
+        """The tree's edges, breadth first, for drawing it: each non-root node with its parent
+        (both as token prefixes), its token, p and q of that token at the parent, and whether it
+        lies on the accepted path."""
+        return [{"parent": n.node[:-1], "node": n.node, "token": n.token, "p": n.p_token, "q": n.q_token,
+                 "accepted": self.accepted[:n.depth] == n.node} for n in self.nodes if n.node]
 
     def to_dict(self, token_text: Callable[[int], str] | None = None) -> dict:
         """Plain lists and numbers (nodes as lists of token ids), without the block; with

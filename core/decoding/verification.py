@@ -1,5 +1,6 @@
-"""Step 3, verify: the proposals and the scores become a ``DraftBlock``, a ``core.rules`` rule turns
-it into an accepted prefix s and an extra token y, and the iteration's trace is built from both.
+"""Step 3, verify: the proposal and the scores become what the rule reads (a ``DraftBlock`` for K
+i.i.d. drafts, a ``TokenTree`` for any other shape or law), a ``core.rules`` rule turns it into an
+accepted prefix s and an extra token y, and the iteration's trace is built from both.
 
 The seeded generator that drew the drafts also drives the rule, so a run replays exactly.  The trace
 keeps the top ``TRACE_TOP`` entries of each distribution, E[τ | drafts] where the rule has a closed
@@ -12,7 +13,9 @@ import numpy as np
 
 from core.bounds import single_token_optimum
 from core.data.trace import Verdict
+from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
+from core.decoding.proposal import Proposal
 from core.decoding.traces import IterationTrace, TreeNodeTrace
 from core.rules.base import Verifier
 
@@ -20,14 +23,15 @@ from core.rules.base import Verifier
 TRACE_TOP = 8
 
 
-def verify(verifier: Verifier, drafts: np.ndarray, p: dict[Node, np.ndarray],
-           q: dict[Node, np.ndarray], rng: np.random.Generator) -> tuple[DraftBlock, Verdict]:
-    """The block of drafts (K, L) with p (|s| < L) and q (|s| ≤ L), and the rule's verdict on it."""
-    block = DraftBlock(drafts, p, q)
+def verify(verifier: Verifier, proposal: Proposal, q: dict[Node, np.ndarray],
+           rng: np.random.Generator) -> tuple[DraftBlock | TokenTree, Verdict]:
+    """What the rule reads (``Proposal.block``: K i.i.d. drafts as a ``DraftBlock``, any other tree
+    as a ``TokenTree``), and the rule's verdict on it."""
+    block = proposal.block(q)
     return block, verifier.verify(block, rng)
 
 
-def root_acceptance(block: DraftBlock) -> float:
+def root_acceptance(block: DraftBlock | TokenTree) -> float:
     """1 − TV(p, q) = Σ_x min(p(x|c), q(x|c)) at the root c: one draft's chance to pass one token."""
     return float(np.minimum(block.p[()], block.q[()]).sum())
 
@@ -41,7 +45,7 @@ def top_entries(vec: np.ndarray, k: int = TRACE_TOP) -> list[tuple[int, float]]:
     return [(int(i), float(vec[i])) for i in idx if vec[i] > 0]
 
 
-def node_traces(block: DraftBlock) -> list[TreeNodeTrace]:
+def node_traces(block: DraftBlock | TokenTree) -> list[TreeNodeTrace]:
     """Every node of the draft tree, by depth, with its token's p and q and their top entries."""
     nodes = []
     for s in block.nodes():
@@ -75,20 +79,22 @@ def step_traces(steps, accepted: Node) -> list[dict]:
     return out
 
 
-def iteration_trace(verifier: Verifier, block: DraftBlock, verdict: Verdict, *, index: int,
-                    position: int, seconds: tuple[float, float, float], keep_block: bool
-                    ) -> IterationTrace:
+def iteration_trace(verifier: Verifier, proposal: Proposal, block: DraftBlock | TokenTree,
+                    verdict: Verdict, *, index: int, position: int,
+                    seconds: tuple[float, float, float, float], keep_block: bool) -> IterationTrace:
     """The trace of iteration ``index`` started at context length ``position``; ``seconds`` are
-    its (draft, target, verify) wall-clock times."""
+    its (draft, target, verify, cache) wall-clock times."""
     tr = verdict.trace
     residual = np.asarray(verdict.residual, dtype=np.float64)
     residual = residual / residual.sum()
     # only a closed form: enumerating a rule's coins every iteration would cost more than decoding
     expected = verifier.expected_tau(block) if verifier.closed_form_tau else None
     p0, q0 = block.p[()], block.q[()]
-    draft_s, target_s, verify_s = seconds
+    draft_s, target_s, verify_s, cache_s = seconds
+    root_draws = len(proposal.draws[()]) if () in proposal.draws else block.K
     return IterationTrace(
-        index=index, position=position, drafts=block.drafts.tolist(), nodes=node_traces(block),
+        index=index, position=position, draft=proposal.plan.label, law=proposal.law,
+        drafts=proposal.paths(), nodes=node_traces(block),
         tests=[dict(node=list(t.node), draft=t.draft, prob=t.prob, passed=t.passed, kind=t.kind)
                for t in tr.tests],
         quantities=[dict(node=list(s), **vals) for s, vals in tr.quantities.items()],
@@ -97,7 +103,7 @@ def iteration_trace(verifier: Verifier, block: DraftBlock, verdict: Verdict, *, 
         accepted_draft=int(verdict.draft), tau=verdict.tau, extra=int(verdict.extra),
         is_bonus=bool(verdict.is_bonus), residual_top=top_entries(residual),
         expected_tau=None if expected is None else float(expected),
-        alpha_star_root=single_token_optimum(p0, q0, block.K),
+        alpha_star_root=single_token_optimum(p0, q0, root_draws),
         acceptance_root=root_acceptance(block),
-        draft_s=draft_s, target_s=target_s, verify_s=verify_s,
+        draft_s=draft_s, target_s=target_s, verify_s=verify_s, cache_s=cache_s,
         block=block if keep_block else None)

@@ -100,6 +100,22 @@ def make_verifier(name: str, draft=None, target=None, K: int | None = None,
     return cls(**params)
 
 
+def display_name(rule: str | Verifier | type[Verifier], shape: Shape | None = None) -> str:
+    """The name a result shows for a rule: the one place that decides it.
+
+    On token trees (``shape`` given: a static tree, or chains asked for with a draft law) the
+    ``specinfer`` rule *is* top-down multi-round rejection on every shape and law, and is shown as
+    ``rrs``, the name the token-tree literature and docs/maths.md use.  On today's K i.i.d. drafts
+    (``shape`` None) every rule keeps its registered name, so those outputs stay as they were.
+
+    >>> display_name("specinfer"), display_name("rrs", Shape.tree((2, 2))), display_name("traversal", Shape.tree((2,)))
+    ('specinfer', 'rrs', 'traversal')
+    """
+    name = rule if isinstance(rule, str) else rule.name
+    registered = ALIASES.get(name, name)
+    return "rrs" if shape is not None and registered == "specinfer" else registered
+
+
 def method_names() -> list[str]:
     """The registered rules' names, in display order."""
     return list(REGISTRY)

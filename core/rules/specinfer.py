@@ -60,8 +60,8 @@ def rrs_walk(tree: TokenTree, coins: Coins, policies: Sequence[Policy]) -> Outco
         return table[u[:-1]][u[-1]][0] if u else -1
 
     u: Node = ()
-    while len(u) < tree.L:
-        T = tree.q[u]
+    while len(u) < tree.L and u in tree.draws:     # a node without draws is a leaf (the decoder's
+        T = tree.q[u]                              # trees of any shape), whatever its depth
         draws = tree.draws[u]
         trace.note(u, draws=len(draws))
         state = policies[len(u)](tree.p[u], T, 1.0, len(draws))

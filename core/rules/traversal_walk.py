@@ -72,9 +72,10 @@ def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
                    policy: Policy | Sequence[Policy]) -> Outcome:
     """Run the recursion on the drafts (a ``DraftBlock``) or on a token tree, with one policy or one
     per depth.  The trace gets, in order, an 'enter' step per node entered (w, k and what the policy
-    decided), one 'visit' step per child (its weight w, S(c), T(c), multiplicity), one 'residual'
-    step after each rejected child (w', A and T' as the vector), every acceptance test, and the last
-    values per node in ``quantities``.  On a token tree a node's draft index is the position of its
+    decided), one 'visit' step per child (its weight w, S(c), T(c), multiplicity; the vector is S,
+    the law the child is tested against, as in ``rrs_walk``), one 'residual' step after each
+    rejected child (w', A and T' as the vector), every acceptance test, and the last values per
+    node in ``quantities``.  On a token tree a node's draft index is the position of its
     first draw among its parent's draws."""
     trace = Trace()
     L = block.L
@@ -85,7 +86,7 @@ def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
         return children[b[:-1]][b[-1]][0]
 
     def visit(b: Node, w: float) -> Outcome | None:
-        if len(b) == L:
+        if len(b) == L or b not in children:        # a leaf: at depth L, or without draws (any shape)
             passed = trace.test(b, first(b), w, coins.bernoulli(w), "full-block")
             return Outcome(b, first(b), block.q[b], trace) if passed else None
         T = block.q[b]
@@ -97,7 +98,7 @@ def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
             j = left.pop(c)[1]
             S = state.law()
             wc = acceptance_ratio(w * T[c], S[c])
-            trace.step(b + (c,), "visit", w=wc, S=S[c], T=T[c], multiplicity=j)
+            trace.step(b + (c,), "visit", S, w=wc, S=S[c], T=T[c], multiplicity=j)
             trace.note(b + (c,), w=wc, S=S[c], T=T[c])
             out = visit(b + (c,), wc)
             if out is not None:

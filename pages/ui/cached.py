@@ -15,7 +15,8 @@ import streamlit as st
 from core import bounds
 from core.analysis.exact import MAX_SECONDS, estimated_seconds, exact_analysis
 from core.analysis.montecarlo import monte_carlo as run_monte_carlo
-from core.analysis.sampling import draw_block
+from core.analysis.sampling import draw_block, draw_tree
+from core.data.drafting import check_supports
 from core.rules.registry import REGISTRY, get_verifier, make_verifier
 from pages.ui.text import duration, label
 from toy_models import from_json
@@ -184,3 +185,155 @@ def run_with_progress(jobs: list[tuple[str, Callable[[], object]]], text: str,
     if shown:
         slot.empty()
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Token trees of any shape and law (the Draft trees page, one iteration on a token tree)
+# ------------------------------------------------------------------------------------------------
+
+#: The rules defined on every shape and law (``Verifier.token_trees``: top-down rejection ``rrs``, run by
+#: the ``specinfer`` rule, leaf-to-root ``traversal``, the own-law optimum ``lp_optimal``, and any rule
+#: registered later), in the registry's order.
+TREE_RULES = tuple(m for m, cls in REGISTRY.items() if cls.token_trees)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _tree_model_verifier(spec: str, method: str, shape, law: str):
+    """A model-dependent rule (``lp_optimal``: the own-law LP) on (shape, law), solved once."""
+    draft, target = models(spec)
+    return make_verifier(method, draft=draft, target=target, shape=shape, law=law)
+
+
+def tree_verifier(spec: str, method: str, shape, law: str):
+    """The rule ``method`` for drafts of ``shape`` drafted by ``law`` (refused in one sentence where
+    it is defined on K i.i.d. chains only: ``core.rules.registry.require``)."""
+    if REGISTRY[method].needs_models:
+        return _tree_model_verifier(spec, method, shape, law)
+    return make_verifier(method, shape=shape, law=law)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def tree_exact(spec: str, method: str, shape, law: str):
+    """``exact_analysis(method, shape=shape, law=law)`` (ExactResult), cached."""
+    draft, target = models(spec)
+    return exact_analysis(tree_verifier(spec, method, shape, law), draft, target, shape=shape, law=law)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def tree_lp_certificate(spec: str, shape, law: str):
+    """The own-law LP's optimum with its exact certificate where there is one
+    (``core.bounds.certify.certify_tree_lp``; K i.i.d. chains for ``iid`` on (K, 1, …, 1))."""
+    from core.bounds.certify import certify_tree_lp
+    draft, target = models(spec)
+    return certify_tree_lp(draft, target, shape, law)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def chains_lp_certificate(spec: str, K: int, L: int):
+    """The LP optimum of K i.i.d. chains of length L, certified where it can be
+    (``core.bounds.certify.certify_chains_lp``)."""
+    from core.bounds.certify import certify_chains_lp
+    draft, target = models(spec)
+    return certify_chains_lp(draft, target, K, L)
+
+
+def tree_lp_size(V: int, shape, law: str) -> int:
+    """The own-law LP's size, priced before it is built (``core.bounds.tree_lp_size``; ``lp_size``
+    for K i.i.d. chains, which it hands to ``optimal_lp``)."""
+    if shape.is_iid_chains(law):
+        return lp_size(V, shape.K, shape.L)
+    return int(bounds.tree_lp_size(V, shape, law).size)
+
+
+def tree_lp_refusal(V: int, shape, law: str) -> str | None:
+    """Why core refuses the own-law LP here (size, work or drafted trees past the limits), as one
+    sentence; None when it agrees to solve it."""
+    try:
+        if shape.is_iid_chains(law):
+            bounds.check_size(V, shape.K, shape.L)
+        else:
+            bounds.check_tree_size(V, shape, law)
+    except bounds.BoundsTooLarge as exc:
+        return str(exc)
+    return None
+
+
+def tree_seconds(V: int, shape, law: str, method: str) -> float:
+    """Core's rough estimate of one exact analysis of ``method`` on (shape, law), in seconds."""
+    return float(estimated_seconds(REGISTRY[method], V, shape=shape, law=law))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def topk_value(spec: str, shape) -> float:
+    """Σ q(s) over the tree drafted by ``topk`` (``core.bounds.topk_tree_value``)."""
+    draft, target = models(spec)
+    return float(bounds.topk_tree_value(draft, target, shape))
+
+
+def draw_token_tree(spec: str, shape, law: str, seed: int):
+    """One token tree of ``shape`` drafted by ``law``, seeded (``core.analysis.sampling.draw_tree``),
+    after checking that the law exists at every node the draft can reach (one sentence if not)."""
+    draft, target = models(spec)
+    check_supports(draft.cond, shape, law)
+    return draw_tree(draft, target, shape, law, seed)
+
+
+def tree_verify(spec: str, method: str, tree, coin_seed: int):
+    """One seeded verification of a token tree (Verdict)."""
+    return tree_verifier(spec, method, tree.shape, tree.law.name).verify(tree, np.random.default_rng(coin_seed))
+
+
+def tree_expected_tau(spec: str, method: str, tree) -> float | None:
+    """E[τ | this tree] over the verifier's coins; None where the rule cannot say."""
+    try:
+        return tree_verifier(spec, method, tree.shape, tree.law.name).expected_tau(tree)
+    except Exception:  # noqa: BLE001 - a missing closed form is not an error
+        return None
+
+
+# ------------------------------------------------------------------------------------------------
+# The budget question (core.analysis.budget): imported by the Draft trees page only, when it first
+# asks, so that the other toy pages never load it
+# ------------------------------------------------------------------------------------------------
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def budget_seconds(spec: str, budget: int, L: int) -> float:
+    """What ``core.analysis.budget.budget_table`` is estimated to take on this configuration."""
+    from core.analysis.budget import estimated_table_seconds
+    draft, target = models(spec)
+    return float(estimated_table_seconds(draft, target, budget, L))
+
+
+@st.cache_resource(show_spinner=False)
+def _budget_tables() -> dict:
+    """The budget tables computed in this server process, by (spec, budget, L), oldest first."""
+    return {}
+
+
+#: How many budget tables ``budget_table`` keeps (2.5-3.6 kB each pickled, measured on the
+#: three-token toy at n = 4 and 9, L = 2).
+BUDGET_TABLES_KEPT = 256
+
+
+def budget_table(spec: str, budget: int, L: int, progress: Callable[[int, int, str], None] | None = None):
+    """The budget question's table for n = ``budget`` drafted tokens and depth L
+    (``core.analysis.budget.budget_table``: every shape × law × verifier, the i.i.d.-chains LP,
+    Sequoia's top-k programme), kept for every session of the server; ``progress(done, total, what)``
+    is called while it is computed.  Kept by hand rather than by ``st.cache_data``, whose cached
+    functions may not update an element made outside them (the progress bar)."""
+    tables = _budget_tables()
+    key = (spec, int(budget), int(L))
+    if key not in tables:
+        from core.analysis.budget import budget_table as compute
+        draft, target = models(spec)
+        table = compute(draft, target, int(budget), int(L), progress=progress)
+        while len(tables) >= BUDGET_TABLES_KEPT:
+            tables.pop(next(iter(tables)), None)
+        tables[key] = table
+    return tables[key]
+
+
+def table_seconds_limit() -> float:
+    """The longest table ``budget_table`` agrees to compute (``core.analysis.budget.TABLE_SECONDS``)."""
+    from core.analysis.budget import TABLE_SECONDS
+    return float(TABLE_SECONDS)

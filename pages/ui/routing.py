@@ -32,6 +32,8 @@ PERSISTENT_KEYS = [
     "dec_source", "dec_target", "dec_draft",
     # the toy laboratory's tab and its tabs' own controls, which only the open tab renders
     "lab_section", "lab_kmax", "lab_mc_n", "lab_mc_seed",
+    # the token-tree pages' shape and law (Draft trees, one iteration)
+    "tree_kind", "tree_b", "tree_law",
 ]
 
 
@@ -45,6 +47,10 @@ def toy_lab() -> StreamlitPage:
 
 def one_step() -> StreamlitPage:
     return st.Page("pages/one_step.py", title="One iteration, step by step", icon=":material/account_tree:")
+
+
+def draft_trees() -> StreamlitPage:
+    return st.Page("pages/draft_trees.py", title="Draft trees", icon=":material/park:")
 
 
 def live_decoder() -> StreamlitPage:

@@ -14,10 +14,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.data.laws import LAWS
+from core.data.shapes import Shape
+from core.errors import InvalidInput
 from pages.ui import lazy
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.errors import explain
-from pages.ui.text import all_methods, method_name
+from pages.ui.text import all_methods, escape_markdown, method_name
 from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 
 #: The rules a preset always shows, whatever was chosen before: the tree verifiers that accept the
@@ -188,6 +191,91 @@ STEP_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "shown": ("step_shown", _number(int, 0, 10**6)),
 }
 URL_PARAMS.update(STEP_PARAMS)
+
+
+#: The draft's shape on the token-tree pages (Draft trees, one iteration): chains K×L with the
+#: sidebar's K and L, or a static tree b typed as the command line's ``--tree`` takes it.
+SHAPE_KINDS = {"chains": "chains K×L (K and L in the sidebar)", "tree": "static tree b = (b₁, …, b_L)"}
+#: The most drafted tokens a page draws as a tree (and the longest b): beyond, no tree is readable.
+MAX_TREE_BUDGET, MAX_TREE_DEPTH = 64, 4
+
+
+def _branching(text: str) -> str:
+    """A branching vector as the URL holds it: 1 to ``MAX_TREE_DEPTH`` whole numbers ≥ 1, with commas."""
+    parts = text.split(",")
+    if not 1 <= len(parts) <= MAX_TREE_DEPTH or not all(x.isdigit() and int(x) >= 1 for x in parts):
+        raise ValueError(text)
+    return ",".join(str(int(x)) for x in parts)
+
+
+#: The token-tree pages' parameters: the shape's kind, the branching vector and the draft law.
+TREE_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "shape": ("tree_kind", _choice(SHAPE_KINDS)),
+    "b": ("tree_b", _branching),
+    "law": ("tree_law", _choice(LAWS)),
+}
+URL_PARAMS.update(TREE_PARAMS)
+
+
+#: The Draft trees page's own parameters: the tree's seed, the budget chart's verifier and largest budget.
+TREES_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "tree_seed": ("trees_seed", _number(int, 0, 10**9)),
+    "chart": ("trees_chart_rule", _choice(("rrs", "traversal", "lp"))),
+    "chart_max": ("trees_chart_max", _number(int, 4, 16)),
+}
+URL_PARAMS.update(TREES_PARAMS)
+
+
+def trees_link() -> dict[str, str]:
+    """The query of a link that opens the Draft trees page on this page's models, K and L: the
+    configuration this session wrote to the URL, without the page's own parameters, as chains K×L
+    drafted by the law last chosen there (``iid`` at first)."""
+    own = {"source", "preset", "kind", "V", "alpha", "mix", "seed", "depth", "p", "q", "K", "L", "T"}
+    params = {k: v for k, v in st.session_state.get("toy_url", {}).items() if k in own}
+    return {**params, "shape": "chains", "law": st.session_state.get("tree_law", "iid")}
+
+
+def law_label(name: str) -> str:
+    """A draft law as the pickers list it: its name and what it draws."""
+    return f"{name}: {LAWS[name].label}"
+
+
+def tree_controls(cfg: ToyConfig, key: str = "tree") -> tuple[Shape, str] | None:
+    """The shape and law pickers of a token-tree page, in one row; returns (Shape, law name), or None
+    after showing why the shape is refused (one sentence: a b_d < 1, a b that is not numbers, a tree
+    too large to draw).  Chains take K and L from the sidebar; the values live under ``tree_kind``,
+    ``tree_b`` and ``tree_law`` (kept across pages and in the URL: ``TREE_PARAMS``)."""
+    ss = st.session_state
+    ss.setdefault("tree_kind", "chains")
+    ss.setdefault("tree_b", "2,2")
+    ss.setdefault("tree_law", "iid")
+    c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+    kind = c1.radio("Shape", list(SHAPE_KINDS), key="tree_kind", format_func=SHAPE_KINDS.get, horizontal=True,
+                    help="Chains: the law draws the K first tokens and each chain goes on i.i.d. Static tree: a "
+                         "node of depth d receives b_(d+1) draws per copy, by the law, at every depth.")
+    b_text = c2.text_input("b (comma-separated)", key="tree_b", disabled=kind == "chains",
+                           help="b₁,…,b_L with every b_d ≥ 1, e.g. 2,2 (the command line's --tree).")
+    law = c3.selectbox("Draft law", list(LAWS), key="tree_law", format_func=law_label,
+                       help="How the tokens at a node are drawn from p: with replacement (iid), without "
+                            "(wor), the k most probable (topk), or the k − 1 most probable and one sampled (greedy).")
+    try:
+        shape = Shape.chains_of(cfg.K, cfg.L) if kind == "chains" else Shape.parse(b_text)
+        if shape.L > MAX_TREE_DEPTH or shape.budget > MAX_TREE_BUDGET:
+            raise InvalidInput(f"{shape.label} drafts {shape.budget} tokens at depth {shape.L}; these pages "
+                               f"draw trees of at most {MAX_TREE_BUDGET} tokens and depth {MAX_TREE_DEPTH}")
+    except InvalidInput as exc:   # one sentence, never a traceback
+        write_page_url({"shape": kind, "law": law})
+        st.error(escape_markdown(f"This shape cannot be drafted: {str(exc).strip().rstrip('.')}."))
+        return None
+    write_page_url({"shape": kind, "law": law, **({} if shape.chains else {"b": _branching(b_text.replace(" ", ""))})})
+    return shape, law
+
+
+def tree_flags(shape: Shape, law: str) -> str:
+    """The command line's flags for drafts of ``shape`` drafted by ``law``: ``--K K --L L`` for
+    chains, ``--tree b1,b2,…`` for a static tree, then ``--law LAW``."""
+    where = f"--K {shape.K} --L {shape.L}" if shape.chains else "--tree " + ",".join(map(str, shape.branching))
+    return f"{where} --law {law}"
 
 
 def _read_url() -> str | None:
@@ -421,13 +509,14 @@ def config_caption(cfg: ToyConfig) -> str:
 
 
 def cli_commands(cfg: ToyConfig, methods: list[str], bound_kinds: list[str],
-                 monte_carlo: tuple[int, int] | None = None) -> tuple[str, str, str]:
+                 monte_carlo: tuple[int, int] | None = None, drafts: str | None = None) -> tuple[str, str, str]:
     """(p JSON, q JSON, shell commands) reproducing a toy page's numbers with ``python -m core``:
     the exact laws of ``methods`` (``--method all`` when they are every registered rule), the bounds
     ``bound_kinds`` (the command line's names: lp, acausal, cic, relaxation) and, with
-    ``monte_carlo`` = (n, seed), the Monte Carlo runs."""
+    ``monte_carlo`` = (n, seed), the Monte Carlo runs.  ``drafts`` replaces ``--K K --L L`` (a token
+    tree's ``--tree b --law LAW``: ``tree_flags``)."""
     models = json.loads(cfg.spec)
-    common = f"--draft p.json --target q.json --K {cfg.K} --L {cfg.L} --temperature {cfg.T:g}"
+    common = f"--draft p.json --target q.json {drafts or f'--K {cfg.K} --L {cfg.L}'} --temperature {cfg.T:g}"
     each = ["all"] if methods == all_methods() else methods
     lines = [f"python -m core exact {common} --method {m}" for m in each]
     lines += [f"python -m core bound {common} --kind {k}" for k in bound_kinds]
@@ -439,7 +528,8 @@ def cli_commands(cfg: ToyConfig, methods: list[str], bound_kinds: list[str],
 
 def copy_configuration(cfg: ToyConfig, methods: list[str], bound_kinds: list[str], key: str,
                        label: str = "Copy this configuration: the command lines that reproduce these numbers",
-                       monte_carlo: tuple[int, int] | None = None, caption: str | None = None) -> None:
+                       monte_carlo: tuple[int, int] | None = None, caption: str | None = None,
+                       drafts: str | None = None) -> None:
     """The "copy this configuration" box of a toy page: the two models as JSON and the command lines
     of ``cli_commands``, then ``caption``.  Drawn only while open (``lazy.expander``): its code
     blocks would load the syntax highlighter into every first render of the page."""
@@ -447,7 +537,7 @@ def copy_configuration(cfg: ToyConfig, methods: list[str], bound_kinds: list[str
     if box is None:
         return
     with box:
-        p_json, q_json, commands = cli_commands(cfg, methods, bound_kinds, monte_carlo)
+        p_json, q_json, commands = cli_commands(cfg, methods, bound_kinds, monte_carlo, drafts)
         st.markdown("Save the two models below as `p.json` (draft) and `q.json` (target), then run:")
         c_p, c_q = st.columns(2)
         c_p.code(p_json, language="json")

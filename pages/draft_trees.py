@@ -1,0 +1,315 @@
+"""Draft trees: one sampled token tree of any shape and draft law, every tree verifier's exact E[τ]
+against its own law's optimum and the i.i.d. optimum at the same budget, and which law wins at
+each budget."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
+from core.data.laws import LAWS
+from core.data.shapes import Shape
+from core.rules.registry import REGISTRY, display_name
+from pages.ui import cached, charts, errors, figures, routing, text, toy_config
+
+routing.router_guard()
+
+#: What each tree rule does, after its name (``core.rules.registry.display_name``: ``rrs`` is the
+#: ``specinfer`` rule on every shape and law).
+RULE_NOTES = {"rrs": "top-down", "traversal": "leaf to root", "lp_optimal": "own-law LP"}
+
+
+#: The budget chart is computed without asking when its tables are estimated under this many seconds.
+BUDGET_AUTO_SECONDS = 3.0
+
+
+def rule_name(method: str, shape: Shape) -> str:
+    """The table's name of a tree rule: its name on token trees and what it does; a rule registered
+    later says whether it is lossy, with the defaults of its own parameters (``typical``'s epsilon and
+    delta)."""
+    name = display_name(method, shape)
+    if name in RULE_NOTES:
+        return f"{name} ({RULE_NOTES[name]})"
+    rule = REGISTRY[method]
+    default = None if rule.needs_models else rule()
+    notes = [f"{p} = {getattr(default, p):g}" for p in rule.parameters
+             if isinstance(getattr(default, p, None), float)] + ([] if rule.lossless_by_theory else ["lossy"])
+    return f"{name} ({', '.join(notes)})" if notes else name
+
+
+def exact_text(x: float | None) -> str:
+    """A value as the fraction it is (an integer as itself), else to six places; a dash if missing."""
+    return text.DASH if x is None else text.fraction(x, integers=True) or text.fmt(x, 6)
+
+
+#: What a certified LP value is (the metrics' help).
+CERTIFIED = ("A fraction only where it is certified: an exact plan on the solver's support and an exact dual "
+             "bound coincide (core.bounds.certify); otherwise the solver's value to 1e-9.")
+
+
+def certified_text(cert) -> str:
+    """An LP value (``core.bounds.certify.Certificate``) as the fraction it is certified to be, else to
+    nine places; a dash if missing."""
+    if cert is None:
+        return text.DASH
+    return cert.fraction if cert.certified else f"{cert.value:.9f}"
+
+
+def _new_tree() -> None:
+    st.session_state.trees_seed = int(st.session_state.get("trees_seed", 0)) + 1
+
+
+cfg = toy_config.toy_config(methods=False, page_params=tuple(toy_config.TREE_PARAMS) + tuple(toy_config.TREES_PARAMS))
+st.title("Draft trees: shapes and draft laws, each against its own optimum")
+st.markdown(
+    "Deployed systems rarely draft K independent chains. EAGLE-2 and SGLang take the most probable "
+    "tokens at each node (**topk**), Sequoia and EAGLE-1 sample without replacement (**wor**), Hu et al. "
+    "and SpecHub take the most probable tokens plus one sampled token (**greedy**). Pick the models in the "
+    "sidebar, then a **shape** (chains K×L, or a static tree b: a node of depth d gets b_(d+1) draws) and a "
+    "**draft law**. The page draws one tree, verifies every such draft exactly with the rules defined on "
+    "any tree, and compares each with the best lossless verifier for that law, and with the best one for "
+    "i.i.d. chains of the same budget.")
+if cfg is None:
+    st.stop()
+st.markdown(f"**Models:** {cfg.description}; V = {cfg.V}, T = {cfg.T:g}.")
+picked = toy_config.tree_controls(cfg)
+if picked is None:
+    st.stop()
+shape, law = picked
+topk_tree = law == "topk" and (not shape.chains or shape.L == 1)
+st.caption(f"{shape.label} drafted by {law}: {LAWS[law].summary} Budget n = {shape.budget} drafted tokens, "
+           f"depth L = {shape.L}" + (f"; below the root each chain goes on i.i.d." if shape.chains and shape.L > 1
+                                     else "") + ".")
+
+# ------------------------------------------------------------------------------------------------
+st.header("1. One sampled tree")
+st.session_state.setdefault("trees_seed", 0)
+c1, c2, _ = st.columns([1, 1, 3], vertical_alignment="bottom")
+seed = c1.number_input("Tree seed", 0, 10**9, key="trees_seed")
+c2.button("New tree", on_click=_new_tree, key="trees_new", icon=":material/casino:")
+toy_config.write_page_url({"tree_seed": int(seed)})
+refused = None
+try:
+    tree = cached.draw_token_tree(cfg.spec, shape, law, int(seed))
+except Exception as exc:  # noqa: BLE001 - a law that does not exist here is one sentence
+    refused = errors.explain(exc, "the tree")
+    st.error(text.escape_markdown(refused))
+if refused is None:
+    title = f"{shape.label} drafted by {law}, seed {int(seed)}"
+    if topk_tree:
+        value = cached.topk_value(cfg.spec, shape)
+        title += f"<br>top-k closed form: E[τ] = Σ q(s) = {exact_text(value)}"
+    charts.chart(figures.token_tree(tree, title=title, path_q=topk_tree), key="trees_tree")
+    kinds = []
+    if any(tree.deterministic(u) for u in tree.nodes()[1:]):
+        kinds.append("squares on solid edges are **deterministic** children (a rank of p: topk's tokens, greedy's Top)")
+    if any(not tree.deterministic(u) for u in tree.nodes()[1:]):
+        kinds.append("circles on dotted edges are **sampled** (iid and wor draws, greedy's X)")
+    if any(tree.multiplicity(u) > 1 for u in tree.nodes()[1:]):
+        kinds.append("×m on an edge: the token was drawn m times there (iid merges equal draws)")
+    kinds_text = "; ".join(kinds)
+    st.caption("Node ∅ is the root, the context before the block; every other node stands for the path from the "
+               f"root to it. {kinds_text[:1].upper()}{kinds_text[1:]}. Hover a node for p, q and its draw.")
+    if topk_tree:
+        st.info("A tree drafted by topk at every node is deterministic: the one above is the only tree. Each node "
+                "is labelled with q(s), the target's probability of the path to it, and E[τ] = Σ q(s) over its "
+                "nodes: no lossless verifier does better on it, and rrs, traversal and the LP all reach it (table "
+                "below).")
+    elif law == "topk":
+        st.caption("topk chains are deterministic at the root only: the chains go on i.i.d., so the closed form "
+                   "Σ q(s) of a top-k tree does not apply.")
+
+# ------------------------------------------------------------------------------------------------
+st.header("2. Every verifier, exactly, against its own law's optimum")
+st.markdown("E[τ] sums over every drafted tree and every coin. **rrs** tests the children top-down, one round "
+            "each, each against S_i, the exact law of the i-th visited child; **traversal** walks leaves first. "
+            "The **own-law LP** is the best any lossless verifier can do with drafts of this shape and law; the "
+            "**i.i.d.-chains LP** is the best with K = n/L i.i.d. chains of the same budget.")
+rules = list(cached.TREE_RULES)
+if refused is not None:
+    st.info("Nothing to verify: this law cannot draw this shape (above).")
+else:
+    too_slow = [m for m in rules if m != "lp_optimal" and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
+    lp_why = cached.tree_lp_refusal(cfg.V, shape, law)
+    lp_auto = cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO
+    approved = st.session_state.setdefault("trees_approved", set())
+    key = f"{cfg.spec}|{shape}|{law}"
+    slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules if m != "lp_optimal" and m not in too_slow]
+    slow = [(m, sec) for m, sec in slow if sec > cached.EXACT_AUTO_SECONDS]
+    if too_slow:
+        st.warning("Too large to compute exactly here: " + ", ".join(
+            f"{rule_name(m, shape)} ({text.duration(cached.tree_seconds(cfg.V, shape, law, m))})" for m in too_slow)
+            + "; use a smaller V or tree.")
+    ready = not (slow or (lp_why is None and not lp_auto)) or key in approved
+    if not ready:
+        st.warning("This is a large configuration: " + ", ".join(
+            [f"{rule_name(m, shape)} about {text.duration(sec)}" for m, sec in slow]
+            + ([f"the own-law LP has {cached.tree_lp_size(cfg.V, shape, law):,} entries"] if lp_why is None and not lp_auto else []))
+            + ".")
+        if st.button("Compute anyway", type="primary", key="trees_go"):
+            approved.add(key)
+            st.rerun()
+    else:
+        n, L = shape.budget, shape.L
+        K_iid = n // L if n % L == 0 else None
+        jobs = [(m, (lambda m=m: cached.tree_exact(cfg.spec, m, shape, law))) for m in rules
+                if m not in too_slow and (m != "lp_optimal" or lp_why is None)]
+        if lp_why is None:
+            jobs.append(("own_lp", lambda: cached.tree_lp_certificate(cfg.spec, shape, law)))
+        iid_why = None if K_iid is None else cached.lp_refusal(cfg.V, K_iid, L)
+        if K_iid is not None and iid_why is None:
+            jobs.append(("iid_lp", lambda: cached.chains_lp_certificate(cfg.spec, K_iid, L)))
+        results = cached.run_with_progress(jobs, "Exact laws and LPs", after_s=0.0 if key in approved else
+                                           cached.PROGRESS_AFTER_S)
+        own = results.get("own_lp")
+        iid = results.get("iid_lp")
+        problems = [f"{rule_name(m, shape)}: {errors.explain(r, 'its exact law')}" for m, r in results.items()
+                    if isinstance(r, Exception) and m in rules]
+        for what, v in (("The own-law LP", own), ("The i.i.d.-chains LP", iid)):
+            if isinstance(v, Exception):
+                problems.append(f"{what}: {errors.explain(v, 'this LP')}")
+        own_cert = None if own is None or isinstance(own, Exception) else own
+        iid_cert = None if iid is None or isinstance(iid, Exception) else iid
+        own, iid = (None if c is None else float(c.exact) if c.certified else c.value for c in (own_cert, iid_cert))
+        for e in problems:
+            st.error(text.escape_markdown(e))
+        c1, c2 = st.columns(2)
+        c1.metric("Own-law LP: the best lossless verifier for these drafts", certified_text(own_cert),
+                  help="max Σ|s|·π(t, s, y) over plans π that are lossless for the law of the drafted node set t. "
+                       + CERTIFIED)
+        c2.metric(f"i.i.d.-chains LP at the same budget n = {n}" + (f" (K = {K_iid}, L = {L})" if K_iid else ""),
+                  certified_text(iid_cert),
+                  help="The best lossless verifier of K = n/L i.i.d. chains of length L: what this law and shape "
+                       "are compared with. " + CERTIFIED)
+        uncertified = [f"{what}: {c.reason}" for what, c in (("own-law LP", own_cert), ("i.i.d.-chains LP", iid_cert))
+                       if c is not None and not c.certified]
+        if uncertified:
+            st.caption(text.escape_markdown("Not certified, so given to 1e-9: " + "; ".join(uncertified) + "."))
+        if lp_why is not None:
+            st.info(text.escape_markdown(f"The own-law LP is not shown: {lp_why}"))
+        if K_iid is None:
+            st.caption(f"No i.i.d. chains have budget n = {n} at depth L = {L}: n/L is not a whole number.")
+        elif iid_why is not None:
+            st.caption(text.escape_markdown(f"The i.i.d.-chains LP is not shown: {iid_why}"))
+        rows = [(m, r) for m, r in results.items() if m in rules and not isinstance(r, Exception)]
+        if rows:
+            table = pd.DataFrame([{
+                "verifier": rule_name(m, shape),
+                "E[τ]": r.expected_accepted,
+                # the LP rule's E[τ] is the own-law LP's value: a fraction only where that is certified
+                "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "") if m == "lp_optimal"
+                else text.fraction(r.expected_accepted, integers=True) or "",
+                "block efficiency E[τ]+1": r.block_efficiency,
+                "TV from q (measured)": text.clean(r.fidelity_tv),
+                "lossless?": "yes" if r.is_lossless else "NO",
+                # a lossy rule's share of what lossless verifiers can reach compares nothing
+                "% of own-law LP": 100 * r.expected_accepted / own if own and r.is_lossless else None,
+                "% of i.i.d.-chains LP": 100 * r.expected_accepted / iid if iid and r.is_lossless else None,
+            } for m, r in rows])
+            table = table.dropna(axis=1, how="all")
+            st.dataframe(table, hide_index=True, width="stretch", key="trees_table", placeholder=text.DASH,
+                         column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
+                                        "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
+                                        "TV from q (measured)": st.column_config.NumberColumn(format="%.3g"),
+                                        "% of own-law LP": st.column_config.NumberColumn(format="%.2f"),
+                                        "% of i.i.d.-chains LP": st.column_config.NumberColumn(format="%.2f")})
+            lossy = [rule_name(m, shape) for m, r in rows if not r.is_lossless]
+            if lossy:
+                st.warning(f"Not lossless here: {', '.join(lossy)} (TV from q above {LOSSLESS_TOL:g}): its output "
+                           "is not distributed as q, so its E[τ] is not comparable with the lossless rules' nor "
+                           "with the LPs.")
+            if own is not None and iid is not None:
+                gain = own / iid if iid > 0 else float("inf")
+                st.caption(f"{law} on {shape.label}: its own optimum is {gain:.4f}× the i.i.d.-chains optimum at "
+                           f"the same budget.")
+
+# ------------------------------------------------------------------------------------------------
+st.header("3. Which law, at which budget?")
+L = shape.L
+st.markdown(f"At every budget n (drafted tokens) and depth L = {L}, every shape of that budget (chains K×L "
+            "where n/L is whole, and every static tree b) drafted by each law and verified exactly "
+            "(`core.analysis.budget`, the table of `python -m core trees`). Each law's line is its **best "
+            "shape** at each budget for the verifier chosen; the grey lines are the i.i.d.-chains LP at the "
+            "same budget (the best any verifier of K = n/L i.i.d. chains can do) and Sequoia's best top-k tree "
+            "of any shape.")
+CHART_RULES = {"rrs": "rrs (top-down)", "traversal": "traversal (leaf to root)",
+               "lp": "own-law LP (each law's best lossless verifier)"}
+st.session_state.setdefault("trees_chart_rule", "traversal")
+st.session_state.setdefault("trees_chart_max", 16)
+c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
+chart_rule = c1.radio("Verifier", list(CHART_RULES), key="trees_chart_rule", format_func=CHART_RULES.get,
+                      horizontal=True)
+top = c2.slider("Budgets from 4 to", 4, 16, key="trees_chart_max",
+                help="Every shape of every budget, with its LPs certified: the largest budgets take longest.")
+toy_config.write_page_url({"chart": chart_rule, "chart_max": int(top)})
+budgets = list(range(max(4, L), int(top) + 1))
+limit = cached.table_seconds_limit()
+seconds = {n: cached.budget_seconds(cfg.spec, n, L) for n in budgets}
+too_large = [n for n in budgets if seconds[n] > limit]
+todo = [n for n in budgets if n not in too_large]
+total = sum(seconds[n] for n in todo)
+chart_key = f"{cfg.spec}|{L}|{top}"
+chart_approved = st.session_state.setdefault("trees_chart_approved", set())
+if too_large:
+    st.caption(f"Left out: n = {', '.join(map(str, too_large))}, whose table would take over "
+               f"{text.duration(limit)} each here; lower V or L, or the largest budget.")
+if not todo:
+    st.info("No budget's table can be computed here; lower V or L.")
+elif total > BUDGET_AUTO_SECONDS and chart_key not in chart_approved:
+    st.info(f"Every shape of {len(todo)} budgets × {len(LAWS)} laws × 3 verifiers, with certified LPs: about "
+            f"{text.duration(total)} here, once (then kept for every reader of this server).")
+    if st.button(f"Compute the chart (about {text.duration(total)})", type="primary", key="trees_chart_go"):
+        chart_approved.add(chart_key)
+        st.rerun()
+else:
+    bar = st.empty()
+    tables, problems = {}, []
+    for i, n in enumerate(todo):
+        def progress(done: int, of: int, what: str, i: int = i, n: int = n) -> None:
+            bar.progress((i + done / max(of, 1)) / len(todo), text=f"Budget n = {n}: {what} ({done}/{of})")
+        try:
+            tables[n] = cached.budget_table(cfg.spec, n, L, progress)
+        except Exception as exc:  # noqa: BLE001 - one sentence per budget
+            problems.append(f"n = {n}: {errors.explain(exc, 'its table')}")
+    bar.empty()
+    for e in problems:
+        st.error(text.escape_markdown(e))
+    curves = {law: [] for law in LAWS}
+    chains_lp, topk_tree = [], []
+    for n, table in tables.items():
+        for law in LAWS:
+            cells = [(row.shape, row.cells[chart_rule]) for row in table.rows if row.law == law and
+                     row.refused is None and chart_rule in row.cells and row.cells[chart_rule].expected_accepted is not None]
+            if cells:
+                best = max(c.expected_accepted for _, c in cells)
+                at = [sh.label for sh, c in cells if c.expected_accepted >= best - 1e-12]
+                curves[law].append((n, best, ", ".join(at)))
+        if table.chains_lp is not None:
+            cert = table.chains_lp
+            chains_lp.append((n, float(cert.exact) if cert.certified else cert.value))
+        if table.topk is not None:
+            topk_tree.append((n, table.topk.exact))
+    bounds = {"i.i.d.-chains LP (K = n/L)": chains_lp, "best top-k tree of any shape (Sequoia)": topk_tree}
+    if tables:
+        charts.chart(figures.budget_curves(curves, CHART_RULES[chart_rule], L, bounds), key="trees_budget")
+        with st.expander("What am I looking at?"):
+            st.markdown(text.note(
+                "One line per draft law: at each budget n, the best E[τ] over every shape of that budget and "
+                "depth L, for the verifier chosen (hover a point for the shape, ties listed). A law missing at "
+                "some n cannot draw any shape of that budget (wor, topk and greedy need as many tokens of "
+                "positive p as they draw at a node). Compare only at equal n and L.",
+                ["p, q", "τ", "E[τ]", "lossless"]))
+        winners = [{"n": n, "E[τ]": w[0], "as a fraction": w[1] or "",
+                    "best (shape, law)": "; ".join(f"{sh.label} {law}" for sh, law in w[2])}
+                   for n, table in tables.items() if (w := table.winners().get(chart_rule)) is not None]
+        st.dataframe(pd.DataFrame(winners), hide_index=True, width="stretch", key="trees_winners",
+                     column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f")})
+        st.caption(f"The winner at each budget for {CHART_RULES[chart_rule]}. An LP value is a fraction only where "
+                   "it is certified in exact arithmetic; every table: `python -m core trees --budget N --L L`.")
+
+# ------------------------------------------------------------------------------------------------
+toy_config.copy_configuration(
+    cfg, ["rrs", "traversal", "lp_optimal"], ["lp"], key="trees_copy", drafts=toy_config.tree_flags(shape, law),
+    label="Copy this configuration: the command lines that reproduce these numbers",
+    caption="The i.i.d.-chains LP at the same budget: `python -m core bound --draft p.json --target q.json "
+            f"--K n/L --L {shape.L} --kind lp`. This page's address also holds the configuration.")

@@ -1,0 +1,340 @@
+"""The Draft trees page and one iteration on token trees (issue 26, item 5), with what they read from
+core: which children a law fixes, the q(s) of a top-k tree, and the S each traversal visit is tested
+against.
+
+The exact values are the spec's test vectors on the two toys (binary: p = (2/3, 1/3), q = (1/3, 2/3);
+three-token: p = (1/2, 1/3, 1/6), q = (1/6, 1/3, 1/2)), each derived there by hand in rational
+arithmetic; the round-by-round numbers are recomputed here from p and q with numpy, not read back
+from the page's own code."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+pytest.importorskip("streamlit")
+from core.analysis.exact import exact_analysis  # noqa: E402
+from core.analysis.sampling import draw_tree  # noqa: E402
+from core.bounds.closed_form import topk_tree_value  # noqa: E402
+from core.data.coins import RandomCoins  # noqa: E402
+from core.data.laws import LAWS  # noqa: E402
+from core.data.shapes import Shape  # noqa: E402
+from core.rules.registry import get_verifier  # noqa: E402
+from core.rules.traversal_walk import traversal_walk  # noqa: E402
+from core.data.laws import depth_policies  # noqa: E402
+from pages.ui import figures  # noqa: E402
+from tests.apptest import figure, figures_json, no_errors, open_page, reveal  # noqa: E402
+from toy_models.presets import PRESETS  # noqa: E402
+
+BIN, TRI = PRESETS["binary-toy"], PRESETS["three-token-toy"]
+
+
+def _frac(x: float) -> Fraction:
+    return Fraction(x).limit_denominator(100_000)
+
+
+# ------------------------------------------------------------------------------------------------
+# Core: what the pages read
+# ------------------------------------------------------------------------------------------------
+
+def test_each_law_says_which_draws_it_fixes():
+    assert LAWS["iid"].deterministic_draws(3) == (False,) * 3
+    assert LAWS["wor"].deterministic_draws(2) == (False, False)
+    assert LAWS["topk"].deterministic_draws(2) == (True, True)
+    assert LAWS["greedy"].deterministic_draws(3) == (False, True, True)      # X, then Top
+    assert LAWS["greedy"].deterministic_draws(1) == (False,)                 # one draw: a sample
+
+
+@pytest.mark.parametrize("law", ["iid", "wor", "topk", "greedy"])
+def test_token_tree_tells_deterministic_children_and_path_probabilities(law):
+    p, q = TRI.draft, TRI.target
+    for shape in (Shape.tree((2, 2)), Shape.chains_of(2, 2)):
+        tree = draw_tree(p, q, shape, law, 3)
+        for u in tree.nodes()[1:]:
+            parent = u[:-1]
+            fixed = (law == "topk" or (law == "greedy" and tree.draws[parent][0] != u[-1])) and \
+                not (shape.chains and parent)            # chains go on i.i.d. below the root
+            assert tree.deterministic(u) is fixed, (shape, law, u)
+            want = np.prod([float(q.cond(u[:i])[u[i]]) for i in range(len(u))])
+            assert tree.q_joint(u) == pytest.approx(want, abs=1e-15)
+            assert tree.p_joint(u) == pytest.approx(np.prod([float(p.cond(u[:i])[u[i]]) for i in range(len(u))]))
+
+
+def test_a_traversal_visit_carries_the_S_it_is_tested_against():
+    tree = draw_tree(TRI.draft, TRI.target, Shape.tree((3, 1)), "wor", 0)
+    out = traversal_walk(tree, RandomCoins(1), depth_policies(tree.shape, "wor"))
+    visits = [s for s in out.trace.steps if s.event == "visit"]
+    assert visits
+    seen: dict[tuple, set] = {}
+    for s in visits:
+        u, c = s.node[:-1], s.node[-1]
+        P = np.asarray(tree.p[u], dtype=np.float64).copy()
+        P[list(seen.get(u, ()))] = 0.0                  # wor: p without the children visited before
+        assert s.vector == pytest.approx(P / P.sum(), abs=1e-15)
+        assert s.vector[c] == s.values["S"]
+        seen.setdefault(u, set()).add(c)
+
+
+@pytest.mark.parametrize("toy,b,value", [(BIN, (2, 1), Fraction(4, 3)), (TRI, (2, 2), Fraction(3, 4)),
+                                         (TRI, (3, 1), Fraction(7, 6))])
+def test_the_top_k_tree_carries_q_of_each_path_and_they_sum_to_e_tau(toy, b, value):
+    shape = Shape.tree(b)
+    tree = draw_tree(toy.draft, toy.target, shape, "topk", 0)
+    fig = figures.token_tree(tree, path_q=True).to_plotly_json()
+    labels = next(t for t in fig["data"] if t["name"].startswith("q(s)"))
+    assert len(labels["customdata"]) == len(tree.nodes()) - 1 == shape.budget
+    assert _frac(sum(labels["customdata"])) == value                               # spec §5
+    assert sum(labels["customdata"]) == pytest.approx(topk_tree_value(toy.draft, toy.target, shape), abs=1e-15)
+    exact = exact_analysis("rrs", toy.draft, toy.target, shape=shape, law="topk")
+    assert sum(labels["customdata"]) == pytest.approx(exact.expected_accepted, abs=1e-12)
+    squares = next(t for t in fig["data"] if t["name"].startswith("deterministic"))
+    assert len(squares["x"]) == shape.budget and squares["marker"]["symbol"] == "square"
+    assert not [t for t in fig["data"] if t["name"].startswith("sampled")]
+
+
+def test_the_tree_figure_marks_sampled_draws_and_iid_multiplicities():
+    # b = (3): three i.i.d. draws on the binary toy; seed 0 draws a repeated token
+    for seed in range(20):
+        tree = draw_tree(BIN.draft, BIN.target, Shape.tree((3,)), "iid", seed)
+        if any(tree.multiplicity(u) > 1 for u in tree.nodes()[1:]):
+            break
+    fig = figures.token_tree(tree).to_plotly_json()
+    many = next(t for t in fig["data"] if t["name"] == "multiplicities")
+    assert many["text"] == [f"×{tree.multiplicity(u)}" for u in tree.nodes()[1:] if tree.multiplicity(u) > 1]
+    assert next(t for t in fig["data"] if t["name"] == "sampled edges")["line"]["dash"] == "dot"
+    assert next(t for t in fig["data"] if t["name"].startswith("sampled from p"))["marker"]["symbol"] == "circle"
+
+
+# ------------------------------------------------------------------------------------------------
+# The Draft trees page
+# ------------------------------------------------------------------------------------------------
+
+def _trees(query: dict):
+    at = open_page("pages/draft_trees.py", query={"preset": "binary-toy", **query})
+    no_errors(at)
+    return at
+
+
+def _table(at) -> dict[str, str]:
+    """The lossless rules' E[τ] as fractions, each checked lossless (TV from q below 1e-12); any lossy
+    rule (``typical``, once registered) checked marked so, with its TV shown and no share of an LP."""
+    table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns)
+    lossless = table["lossless?"] == "yes"
+    assert (table.loc[lossless, "TV from q (measured)"].abs() <= 1e-12).all()
+    lossy = table[~lossless]
+    assert (lossy["TV from q (measured)"] > 1e-9).all() and lossy["% of own-law LP"].isna().all()
+    assert set(lossy["verifier"].str.split(" ").str[0]) <= {"typical"}
+    return dict(zip(table.loc[lossless, "verifier"].str.split(" ").str[0], table.loc[lossless, "E[τ] as a fraction"]))
+
+
+def _metrics(at) -> dict[str, str]:
+    return {m.label.split(":")[0].split(" at ")[0]: m.value for m in at.metric}
+
+
+def test_chains_greedy_on_the_binary_toy_reach_16_9_and_the_lp_17_9():
+    at = _trees({"K": "2", "shape": "chains", "law": "greedy"})
+    assert _table(at) == {"rrs": "5/3", "traversal": "16/9", "lp_optimal": "17/9"}
+    assert _metrics(at) == {"Own-law LP": "17/9", "i.i.d.-chains LP": "131/81"}
+    assert figure(at, "chains 2×2 drafted by greedy")
+    assert at.query_params["law"] == "greedy" and at.query_params["shape"] == "chains"
+
+
+def test_a_static_tree_iid_and_its_link():
+    at = _trees({"shape": "tree", "b": "2,2", "law": "iid"})
+    assert _table(at) == {"rrs": "346/243", "traversal": "1072/729", "lp_optimal": "1271/729"}
+    assert _metrics(at) == {"Own-law LP": "1271/729", "i.i.d.-chains LP": "1351/729"}     # K = 6/2 = 3
+    assert at.text_input(key="tree_b").value == "2,2" and at.session_state["tree_law"] == "iid"
+    at.selectbox(key="tree_law").set_value("wor").run()
+    no_errors(at)
+    assert _table(at) == {"rrs": "2", "traversal": "2", "lp_optimal": "2"}        # the complete tree
+    assert at.query_params["b"] == "2,2" and at.query_params["law"] == "wor"
+
+
+def test_three_token_toy_tree_greedy_and_the_widgets():
+    at = open_page("pages/draft_trees.py", query={"preset": "three-token-toy", "shape": "tree", "b": "3,1",
+                                                  "law": "greedy"})
+    no_errors(at)
+    assert _table(at) == {"rrs": "5/3", "traversal": "65/36", "lp_optimal": "17/9"}
+    tree = figure(at, "b = (3, 1) drafted by greedy")
+    names = {t["name"] for t in tree["data"]}
+    assert any(n.startswith("deterministic") for n in names) and any(n.startswith("sampled") for n in names)
+    at.radio(key="tree_kind").set_value("chains").run()                    # the preset's K = 2, L = 2
+    no_errors(at)
+    assert figure(at, "chains 2×2 drafted by greedy") and at.text_input(key="tree_b").disabled
+    assert _table(at) == {"rrs": "25/18", "traversal": "53/36", "lp_optimal": "3/2"}
+    assert _metrics(at) == {"Own-law LP": "3/2", "i.i.d.-chains LP": "1861/1296"}
+
+
+def test_the_top_k_tree_shows_its_closed_form_on_the_tree():
+    at = _trees({"shape": "tree", "b": "2,1", "law": "topk"})
+    tree = figure(at, "closed form")
+    assert "E[τ] = Σ q(s) = 4/3" in tree["layout"]["title"]["text"]
+    labels = next(t for t in tree["data"] if t["name"].startswith("q(s)"))
+    assert sorted(labels["text"]) == ["q = 1/3", "q = 1/9", "q = 2/3", "q = 2/9"]
+    assert _frac(sum(labels["customdata"])) == Fraction(4, 3)
+    assert _table(at) == {"rrs": "4/3", "traversal": "4/3", "lp_optimal": "4/3"}
+    table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns)
+    typical = table[table["verifier"].str.startswith("typical")]
+    if len(typical):        # Medusa's typical acceptance measured lossy here: 23/27 (tests/test_typical.py, by hand)
+        assert _frac(typical["TV from q (measured)"].iloc[0]) == Fraction(23, 27)
+        assert typical["verifier"].iloc[0] == "typical (epsilon = 0.09, delta = 0.3, lossy)"
+
+
+def test_refusals_are_one_sentence():
+    at = open_page("pages/draft_trees.py", query={"preset": "binary-toy", "shape": "tree", "b": "3,1", "law": "wor"})
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "The wor law needs 3 distinct tokens at node () but p gives only 2 tokens positive probability there; "
+        "draw fewer tokens at that depth or use the iid law."]
+    assert not [d for d in at.dataframe if "E[τ] as a fraction" in d.value.columns]
+    at.text_input(key="tree_b").set_value("2,0").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["This shape cannot be drafted: b\\_2 must be an integer ≥ 1, got 0."]
+    at.text_input(key="tree_b").set_value("two").run()
+    assert [e.value for e in at.error][0].startswith("This shape cannot be drafted: --tree must be comma-separated")
+
+
+def test_new_tree_draws_another_seeded_tree():
+    at = _trees({"shape": "tree", "b": "2,2", "law": "iid"})
+    first = figure(at, "seed 0")
+    at.button(key="trees_new").click().run()
+    no_errors(at)
+    assert at.session_state["trees_seed"] == 1 and at.query_params["tree_seed"] == "1"
+    second = figure(at, "seed 1")
+    tree = draw_tree(BIN.draft, BIN.target, Shape.tree((2, 2)), "iid", 1)
+    nodes = [c for t in second["data"] if t.get("mode") == "markers+text" for c in t["customdata"]]
+    assert sorted(nodes) == sorted(figures.tokens_str(u) for u in tree.nodes())
+    assert first["data"] != second["data"] or tree.draws == draw_tree(
+        BIN.draft, BIN.target, Shape.tree((2, 2)), "iid", 0).draws
+
+
+# ------------------------------------------------------------------------------------------------
+# One iteration on a token tree
+# ------------------------------------------------------------------------------------------------
+
+def _positive(x: np.ndarray) -> np.ndarray:
+    r = np.maximum(x, 0.0)
+    return r / r.sum()
+
+
+def test_one_iteration_shows_each_rrs_round_S_beside_T():
+    """Chains 2×2 drafted by greedy on the binary toy: the root's sampled child X ~ p on Ω∖Top is
+    tested against T = q(·|∅) with S_1 = δ_1 (Top = {0}, so X = 1), then Top = 0 with S_2 = δ_0.
+    A coin seed where X is rejected shows round 2 against the new T = (q − δ_1)₊ normalised = δ_0."""
+    p, q = np.asarray(BIN.draft.cond(())), np.asarray(BIN.target.cond(()))
+    rrs = get_verifier("rrs")
+    for coin in range(50):
+        tree = draw_tree(BIN.draft, BIN.target, Shape.chains_of(2, 2), "greedy", 0)
+        verdict = rrs.verify(tree, np.random.default_rng(coin))
+        if not verdict.trace.tests[0].passed:
+            break
+    at = open_page("pages/one_step.py", query={"preset": "binary-toy", "K": "2", "shape": "chains",
+                                               "law": "greedy", "coin_seed": str(coin)})
+    no_errors(at)
+    assert at.selectbox(key="step_method").value == "specinfer"
+    assert at.session_state["step_pos"] == 0 and figure(at, "rrs: before the first round")
+    assert not at.success                                              # nothing of the ending yet
+    reveal(at, 1)
+    one = figure(at, "Round 1 at u = ∅")
+    series = {t["name"]: t["y"] for t in one["data"]}
+    S1 = np.where(np.arange(2) == 1, 1.0, 0.0)                         # X: p on Ω∖{0}, normalised
+    assert series["S_i: the law of the visited child"] == pytest.approx(S1.tolist(), abs=1e-15)
+    assert series["T: what u still owes q"] == pytest.approx(q.tolist(), abs=1e-15)
+    after = _positive(q - S1)
+    assert series["T after the rejection: (T − S_i)₊, normalised"] == pytest.approx(after.tolist(), abs=1e-15)
+    log = next(d.value for d in at.dataframe if "S_i(c)" in d.value.columns)
+    assert log.iloc[0]["accept with"] == pytest.approx(min(1.0, q[1] / 1.0))      # 2/3
+    reveal(at, 2)
+    two = figure(at, "Round 2 at u = ∅")
+    series = {t["name"]: t["y"] for t in two["data"]}
+    assert series["S_i: the law of the visited child"] == pytest.approx([1.0, 0.0], abs=1e-15)   # Top: δ_0
+    assert series["T: what u still owes q"] == pytest.approx(after.tolist(), abs=1e-15)
+    assert p[0] > p[1]                                                  # token 0 is p's top token
+
+
+def test_one_iteration_traversal_on_a_wor_tree_charts_S_against_wT():
+    at = open_page("pages/one_step.py", query={"preset": "three-token-toy", "shape": "tree", "b": "2,1",
+                                               "law": "wor", "method": "traversal"})
+    no_errors(at)
+    assert figure(at, "Traversal: before the first step")
+    reveal(at, 2)                                   # enter ∅, visit its first child
+    chart = figure(at, "visiting")
+    series = {t["name"].split(":")[0]: t["y"] for t in chart["data"]}
+    q0 = np.asarray(TRI.target.cond(()), dtype=np.float64)
+    assert series["S_i"] == pytest.approx(np.asarray(TRI.draft.cond(())).tolist(), abs=1e-15)   # first wor draw: p
+    assert series["w·T"] == pytest.approx(q0.tolist(), abs=1e-15)                                # w = 1 at the root
+    at.button(key="step_all").click().run()
+    no_errors(at)
+    assert figure(at, "Traversal: τ = ") and figure(at, "same drafts")
+    compare = figure(at, "same drafts")
+    assert {"SpecInfer", "Traversal", "LP-optimal"} <= set(compare["data"][0]["x"])
+
+
+def test_one_iteration_shows_specinfer_on_iid_chains_round_by_round():
+    """K i.i.d. chains (the page's default drafts): SpecInfer is rrs, every draw a round against
+    S = p(·|u); the first round at the root is tested against T = q(·|∅)."""
+    pr = PRESETS["several-drafts"]
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts", "method": "specinfer"})
+    no_errors(at)
+    assert figure(at, "SpecInfer: before the first round")
+    reveal(at, 1)
+    series = {t["name"]: t["y"] for t in figure(at, "Round 1 at u = ∅")["data"]}
+    assert series["S_i: the law of the visited child"] == pytest.approx(list(pr.draft.cond(())), abs=1e-15)
+    assert series["T: what u still owes q"] == pytest.approx(list(pr.target.cond(())), abs=1e-15)
+    at.button(key="step_all").click().run()
+    no_errors(at)
+    n = at.session_state["step_pos"]
+    assert f"The verification ended after {n} round{'s' * (n != 1)}." in " ".join(m.value for m in at.markdown)
+
+
+# ------------------------------------------------------------------------------------------------
+# The budget chart (core.analysis.budget's tables)
+# ------------------------------------------------------------------------------------------------
+
+def _curves(at) -> dict[str, dict[int, Fraction]]:
+    fig = figure(at, "against the budget")
+    out = {t["name"].split(" = ")[0].split(" (")[0]: {int(x): _frac(y) for x, y in zip(t["x"], t["y"]) if y is not None}
+           for t in fig["data"]}
+    wor = next(t for t in fig["data"] if t["name"].startswith("wor"))
+    assert wor["x"][:3] == [4, 5, 6] and wor["y"][1] is None            # no line through a budget it has no shape of
+    return out
+
+
+def test_the_budget_chart_gives_each_laws_best_shape_per_budget():
+    """Budgets 4 to 6 at L = 2 on the binary toy.  Every shape of those budgets, listed by hand:
+    n = 4: chains 2×2, b = (1, 3), (2, 1); n = 5: (1, 4) (only iid exists: wor, topk and greedy need
+    4 distinct tokens); n = 6: chains 3×2, (1, 5), (2, 2), (3, 1) (wor, topk and greedy exist on
+    (2, 2) only).  The spec's vectors give wor, topk and greedy (16/9 at n = 4, 2 on the complete (2, 2)),
+    the i.i.d.-chains LP (131/81, 1351/729) and the best top-k tree (5/3, 2); iid's best is the
+    maximum of exact_analysis over the shapes above."""
+    at = _trees({"shape": "tree", "b": "2,2", "law": "iid", "chart_max": "6", "chart": "traversal"})
+    curves = _curves(at)
+    for law in ("wor", "topk", "greedy"):
+        assert curves[law] == {4: Fraction(16, 9), 6: Fraction(2)}
+    by_hand = {4: [Shape.chains_of(2, 2), Shape.tree((1, 3)), Shape.tree((2, 1))], 5: [Shape.tree((1, 4))],
+               6: [Shape.chains_of(3, 2), Shape.tree((1, 5)), Shape.tree((2, 2)), Shape.tree((3, 1))]}
+    iid = {n: max(exact_analysis("traversal", BIN.draft, BIN.target, shape=s, law="iid").expected_accepted
+                  for s in shapes) for n, shapes in by_hand.items()}
+    assert curves["iid"] == {n: _frac(v) for n, v in iid.items()}
+    assert curves["iid"][4] == Fraction(115, 81)                       # spec: chains 2×2 = (2, 1)
+    assert curves["i.i.d.-chains LP"] == {4: Fraction(131, 81), 6: Fraction(1351, 729)}
+    assert {n: v for n, v in curves["best top-k tree of any shape"].items() if n != 5} == \
+        {4: Fraction(5, 3), 6: Fraction(2)}
+    winners = next(d.value for d in at.dataframe if "best (shape, law)" in d.value.columns)
+    assert dict(zip(winners["n"], winners["as a fraction"])) == {4: "16/9", 5: str(_frac(iid[5])), 6: "2"}
+    assert "chains 2×2 wor" in winners["best (shape, law)"].iloc[0]
+
+    at.radio(key="trees_chart_rule").set_value("lp").run()               # the same tables, another column
+    no_errors(at)
+    curves = _curves(at)
+    assert curves["wor"] == {4: Fraction(17, 9), 6: Fraction(2)}         # spec: the LP ceiling
+    assert curves["iid"][4] == Fraction(131, 81) and at.query_params["chart"] == "lp"
+
+
+def test_a_large_budget_chart_asks_first():
+    at = _trees({"shape": "chains", "law": "iid", "chart_max": "16"})
+    assert not [f for f in figures_json(at) if "against the budget" in f["layout"]["title"]["text"]]
+    button = at.button(key="trees_chart_go")
+    assert button.label.startswith("Compute the chart (about ")
+    assert any("13 budgets" in i.value for i in at.info)
