@@ -1,7 +1,9 @@
 """Leaderboard: how close each verification rule comes to the optimal lossless verifier (E/LP) over
 seeded families of toy instances, run live on the embedded Dask cluster (``core.sweep``) or on a
-scheduler named in the sidebar, or read from a results folder; the instances where a rule does worst
-open in the toy laboratory."""
+scheduler named in the sidebar, or read from a results folder; with draft laws and budgets, how the
+laws compare at an equal budget (each law's own optimum over the i.i.d. optimum, each rule's share
+of its own law's optimum, the best shape); the instances where a rule does worst open in the toy
+laboratory."""
 from __future__ import annotations
 
 import os
@@ -12,11 +14,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.sweep.config import FAMILIES, V_RANGE, SweepConfig, SweepError, check_config, default_methods
+from core.sweep.config import (DRAFT_LAWS, FAMILIES, V_RANGE, SweepConfig, SweepError, check_config,
+                               default_methods)
 from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
 from core.sweep.store import ResultsStore, read_results
-from core.sweep.summary import TIE, leaderboard
-from core.sweep.work import KEY_COLUMNS
+from core.sweep.summary import TIE, describe, law_gains, leaderboard, row_shape
+from core.sweep.work import DRAFT_COLUMNS, KEY_COLUMNS, group_columns
 from pages.ui import charts, errors, figures, results_root, routing, text, toy_config
 from pages.ui.text import all_methods
 
@@ -32,6 +35,8 @@ ss.setdefault("lb_L", [1, 2])
 ss.setdefault("lb_n", 5)
 ss.setdefault("lb_seed", 0)
 ss.setdefault("lb_methods", list(default_methods()))
+ss.setdefault("lb_laws", [])
+ss.setdefault("lb_budgets", [])
 ss.setdefault("lb_scheduler", os.environ.get(SCHEDULER_ENV, ""))
 
 st.title("Leaderboard: which rule comes closest to the optimum?")
@@ -58,21 +63,33 @@ if source == SOURCES[0]:
     n = c5.number_input("Instances per cell n", 1, 200, key="lb_n")
     seed = c6.number_input("Seed", 0, 10**9, key="lb_seed")
     methods = c7.multiselect("Rules", all_methods(), key="lb_methods", format_func=figures.short)
+    c8, c9 = st.columns([3, 2])
+    laws = c8.multiselect("Draft laws (none: K i.i.d. chains)", DRAFT_LAWS, key="lb_laws",
+                          help="Each shape drafted by each law: iid, wor (without replacement), topk (the k most "
+                               "probable tokens), greedy (the k − 1 most probable and one sampled). Rules defined on "
+                               "K i.i.d. chains only run on those; rrs (SpecInfer), traversal and the LP on every "
+                               "draft.")
+    budgets = c9.multiselect("Budgets n (none: chains K×L)", list(range(1, 9)), key="lb_budgets",
+                             help="Every tree of n drafted tokens at each L, and the chains (n/L)×L; "
+                                  "in place of K. The LP of i.i.d. chains of the same n is the baseline.")
     address = st.sidebar.text_input(
         "Dask scheduler for the sweep", key="lb_scheduler", placeholder="tcp://127.0.0.1:8786",
         help="Empty: the cluster inside this app. Or a scheduler on this machine, or the one the server's "
              f"{SCHEDULER_ENV} names; its workers need this app's requirements, not its code "
              "(docs/sweeps.md).").strip()
-    config = SweepConfig(tuple(families), tuple(sorted(Vs)), tuple(sorted(Ks)), tuple(sorted(Ls)), int(n),
-                         tuple(methods), bounds=("lp",), seed=int(seed))
-    st.caption(f"{len(config.instances())} instances × {len(methods)} rules, each instance's optimal LP "
-               f"solved once. The same sweep on the command line: `python -m core sweep --family "
-               f"{' '.join(families)} --V {' '.join(map(str, config.Vs))} --K {' '.join(map(str, config.Ks))} "
-               f"--L {' '.join(map(str, config.Ls))} --n {config.n} --seed {config.seed} --bounds lp "
-               f"--methods {','.join(methods)} --out sweep.parquet`")
+    config = SweepConfig(tuple(families), tuple(sorted(Vs)), () if budgets else tuple(sorted(Ks)),
+                         tuple(sorted(Ls)), int(n), tuple(methods), bounds=("lp",), seed=int(seed),
+                         laws=tuple(laws), budgets=tuple(sorted(budgets)))
+    drafts = (f" --law {' '.join(laws)}" if laws else "") + \
+        (f" --budget {' '.join(map(str, config.budgets))}" if budgets else f" --K {' '.join(map(str, config.Ks))}")
+    st.caption(f"{len(config.instances())} {'units (a pair of models at one budget)' if config.drafts else 'instances'}"
+               f" × {len(methods)} rules{' × shapes × laws' if config.drafts else ''}, each optimal LP solved once. "
+               f"The same sweep on the command line: `python -m core sweep --family {' '.join(families)} "
+               f"--V {' '.join(map(str, config.Vs))}{drafts} --L {' '.join(map(str, config.Ls))} --n {config.n} "
+               f"--seed {config.seed} --bounds lp --methods {','.join(methods)} --out sweep.parquet`")
     if st.button("Run the sweep", type="primary", key="lb_go"):
-        if not (families and Vs and Ks and Ls):
-            st.error("Choose at least one family, one V, one K and one L.")
+        if not (families and Vs and (Ks or budgets) and Ls):
+            st.error("Choose at least one family, one V, one K (or a budget) and one L.")
             st.stop()
         try:
             check_config(config)
@@ -136,39 +153,92 @@ board = leaderboard(frame)
 score = board["score"]
 name = "E/LP" if score == "ratio_lp" else "E[τ]"
 order = [m["method"] for m in board["methods"]]
+drafts = "analyses" in board
+sections = iter(range(3, 10))
 st.success(result["origin"])
 
 # 2. The leaderboard -------------------------------------------------------------------------------------
 st.header("2. The leaderboard")
-st.markdown(f"{board['instances']} instances; the mean {name} of each rule with its 95% confidence interval, "
+counted = (f"{board['instances']} pairs of models, {board['analyses']} analyses (a pair, a shape and a law); "
+           f"{name} is E[τ] over the best any lossless verifier does **with the same drafts** (the own-law LP)"
+           if drafts else f"{board['instances']} instances")
+st.markdown(f"{counted}; the mean {name} of each rule with its 95% confidence interval, "
             f"its lowest {name}, the share of instances where it is the best lossless rule (ties all count), "
             f"and its largest fidelity error TV(output law, target).")
 st.dataframe(pd.DataFrame([{
     "rule": figures.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
     f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": text.number(m["max_tv"]),
-    "worst instance": "{family} V={V} K={K} L={L} #{index}".format(**m["worst"])} for m in board["methods"]]),
+    "worst instance": describe(m["worst"])} for m in board["methods"]]),
     hide_index=True, width="stretch", key="lb_board")
 
-st.subheader(f"{name} by K and by L")
+bys = ("budget", "L") if drafts else ("K", "L")
+st.subheader(f"{name} by {bys[0]} and by {bys[1]}")
 st.markdown("Each box spans the middle half of the instances, the dashed line is the mean, the points are "
             "the instances themselves.")
-for by in ("K", "L"):
+for by in bys:
     charts.chart(figures.score_boxes(frame, by, score, name, order), key=f"lb_box_{by}")
 
-# 3. Two rules, instance by instance ---------------------------------------------------------------------
-st.header("3. Two rules, instance by instance")
+# 3. Draft laws at an equal budget (a sweep with laws or budgets) -------------------------------------------
+if board.get("laws"):
+    st.header(f"{next(sections)}. Draft laws at an equal budget")
+    temperatures = sorted(set(frame["temperature"]))
+    T = st.selectbox("Temperature", temperatures, key="lb_T") if len(temperatures) > 1 else temperatures[0]
+    at_T = frame[frame["temperature"] == T]
+    laws_shown = [law for law in DRAFT_LAWS if law in set(at_T["law"])]
+    st.markdown("How much does a draft law gain over K i.i.d. drafts, and how much of it do the rules keep? For "
+                "each pair of models and each budget n (drafted tokens), the **own-law optimum** of a law is "
+                "the best E[τ] any lossless verifier reaches with that law's drafts (an LP), taken at the "
+                "law's best shape of budget n; it is divided by the optimum for i.i.d. chains of the same n "
+                "and length (n/L chains). Above 1 the law's drafts carry more than i.i.d. drafts can.")
+    charts.chart(figures.law_gain_boxes(law_gains(at_T), laws_shown), key="lb_law_gain")
+    own = [e for e in board["laws"]["own_over_iid"] if e["temperature"] == T]
+    st.dataframe(pd.DataFrame([{
+        "law": e["law"], "pairs × budgets": e["best_shape"]["n"], "mean": e["best_shape"]["mean"],
+        "median": e["best_shape"]["median"], "min": e["best_shape"]["min"], "max": e["best_shape"]["max"],
+        "every shape: mean": e["per_shape"]["mean"], "every shape: min": e["per_shape"]["min"]} for e in own]),
+        hide_index=True, width="stretch", key="lb_law_own",
+        column_config={c: st.column_config.NumberColumn(format="%.4f")
+                       for c in ("mean", "median", "min", "max", "every shape: mean", "every shape: min")})
+    st.subheader("Each rule's share of its own law's optimum")
+    st.markdown(f"{name} per rule and law: E[τ] over the own-law LP of the same shape and law, so 1 is the best "
+                "any lossless verifier can do with those drafts. Rules defined on K i.i.d. chains only appear "
+                "under iid.")
+    charts.chart(figures.score_boxes(at_T, "law", score, name, order), key="lb_box_law")
+    shares = [e for e in board["laws"]["shares"] if e["temperature"] == T]
+    st.dataframe(pd.DataFrame([{
+        "law": e["law"], "rule": figures.short(e["method"]), "analyses": e["n"], f"mean {name}": e["mean"],
+        "95% CI": f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}]", f"min {name}": e["min"],
+        "max TV": text.number(e["max_tv"])} for e in shares]),
+        hide_index=True, width="stretch", key="lb_law_shares",
+        column_config={c: st.column_config.NumberColumn(format="%.4f") for c in (f"mean {name}", f"min {name}")})
+    st.subheader("The best shape per budget and law")
+    st.markdown("Per vocabulary size V, depth L, budget n and law (\"any\": every law at once), the shape with "
+                "the highest mean over the pairs: of the own-law LP (the ceiling), and of E[τ] under each rule "
+                "defined on every draft; \"best on\" is the share of pairs where that shape is best.")
+    st.dataframe(pd.DataFrame([{
+        "V": e["V"], "L": e["L"], "n": e["budget"], "law": e["law"],
+        "of": "LP (ceiling)" if what == "lp" else figures.short(what), "best shape": " = ".join(v["tied"]),
+        "mean E[τ]": v["mean"], "best on": f"{100 * v['wins']:.0f}%"}
+        for e in board["laws"]["best_shapes"] if e["temperature"] == T for what, v in e["by"].items()]),
+        hide_index=True, width="stretch", key="lb_law_best",
+        column_config={"mean E[τ]": st.column_config.NumberColumn(format="%.4f")})
+
+# Two rules, instance by instance ------------------------------------------------------------------------
+st.header(f"{next(sections)}. Two rules, instance by instance")
 c1, c2 = st.columns(2)
 a = c1.selectbox("Rule A (x-axis)", order, key="lb_a", format_func=figures.short)
 b = c2.selectbox("Rule B (y-axis)", order, index=order.index("spectr_gbv") if "spectr_gbv" in order else len(order) - 1,
                  key="lb_b", format_func=figures.short)
-paired = frame.pivot(index=list(KEY_COLUMNS), columns="method", values=score)
-hover = ["{} V={} K={} L={} #{}".format(*key) for key in paired.index]
+keys = group_columns(frame)
+paired = frame.pivot(index=keys, columns="method", values=score).dropna(subset=[a, b])
+hover = [describe(dict(zip(keys, key))) for key in paired.index]
 charts.chart(figures.rule_scatter(paired[a], paired[b], a, b, name, hover, TIE), key="lb_scatter")
 
-# 4. Where a rule does worst -----------------------------------------------------------------------------
-st.header("4. Where a rule does worst")
+# Where a rule does worst --------------------------------------------------------------------------------
+st.header(f"{next(sections)}. Where a rule does worst")
 rule = st.selectbox("Rule", order, key="lb_rule", format_func=figures.short)
-columns = [*KEY_COLUMNS, "mismatch", "expected_accepted", *(c for c in ("lp", "ratio_lp") if c in frame), "fidelity_tv"]
+columns = [*KEY_COLUMNS, *(c for c in DRAFT_COLUMNS if drafts), "mismatch", "expected_accepted",
+           *(c for c in ("lp", "ratio_lp") if c in frame), "fidelity_tv"]
 worst = frame[frame["method"] == rule].sort_values(score, kind="stable").head(10)[columns + ["draft", "target", "temperature"]]
 st.markdown(f"The {len(worst)} instances with the lowest {name} of {figures.short(rule)}, lowest first "
             f"(mismatch: m for iid, markov and table, ε for near).")
@@ -178,8 +248,10 @@ st.dataframe(worst[columns].rename(columns={"expected_accepted": "E[τ]", "ratio
              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("mismatch", "E[τ]", "LP", "E/LP")})
 rows = worst.to_dict("records")
 pick = st.selectbox("Open an instance in the toy laboratory", range(len(rows)), key="lb_pick",
-                    format_func=lambda i: "{family} V={V} K={K} L={L} #{index}".format(**rows[i])
-                    + f": {name} = {rows[i][score]:.4f}")
+                    format_func=lambda i: describe(rows[i]) + f": {name} = {rows[i][score]:.4f}")
+if drafts and not row_shape(rows[pick]["shape"], rows[pick]["branching"]).is_iid_chains(rows[pick]["law"]):
+    st.caption("The toy laboratory drafts K i.i.d. chains: it opens this instance's models with K = b₁ = "
+               f"{rows[pick]['K']} chains of length L, not this shape and law.")
 
 
 def _open(row: dict = rows[pick], method: str = rule) -> None:

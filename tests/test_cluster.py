@@ -96,6 +96,21 @@ def test_the_command_line_on_the_cluster_writes_the_serial_rows(cluster, client,
     assert archives == {f"{ship.ARCHIVE_PREFIX}{digest}.zip"}
 
 
+def test_a_draft_sweep_on_the_cluster_writes_the_serial_rows(cluster, client, tmp_path, capsys):
+    """Laws and trees travel too: shapes, laws and the own-law LP computed in workers that have
+    nothing of the project but what the job ships."""
+    argv = ["sweep", "--family", "table", "--V", "3", "--tree", "2,1", "1,2", "--law", "wor", "topk", "--n", "2",
+            "--json"]
+    out = tmp_path / "d.parquet"
+    assert cli_main([*argv, "--out", str(out), "--scheduler", cluster.address]) == 0
+    assert '"computed": 4' in capsys.readouterr().out            # budgets 4 and 3, two instances each
+    assert cli_main([*argv, "--out", str(tmp_path / "serial.parquet"), "--workers", "0"]) == 0
+    capsys.readouterr()
+    frame = read_results(out)
+    assert set(frame.law) == {"wor", "topk"} and set(frame.branching) == {"2,1", "1,2"}
+    pd.testing.assert_frame_equal(frame, read_results(tmp_path / "serial.parquet"), check_exact=True)
+
+
 def test_the_environment_variable_names_the_scheduler(cluster, client, serial, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(SCHEDULER_ENV, cluster.address)
     out = tmp_path / "s.parquet"

@@ -22,8 +22,8 @@ from core.sweep.config import SweepConfig, default_methods  # noqa: E402
 from core.analysis.claims import search_one  # noqa: E402
 from core.sweep.engine import map_batches, run_sweep  # noqa: E402
 from core.sweep.store import read_results  # noqa: E402
-from core.sweep.summary import leaderboard  # noqa: E402
-from core.sweep.work import KEY_COLUMNS  # noqa: E402
+from core.sweep.summary import law_gains, leaderboard, row_shape  # noqa: E402
+from core.sweep.work import KEY_COLUMNS, group_columns  # noqa: E402
 from pages.ui import figures, routing  # noqa: E402
 from tests.apptest import figure, no_errors, open_page  # noqa: E402
 
@@ -129,6 +129,82 @@ def test_opening_an_instance_sets_the_toy_configuration_and_switches_to_the_lab(
     assert json.loads(ss["toy_json_q"]) == json.loads(second.target)
     assert "bv" in ss["toy_methods"]
     assert at.get("plotly_chart")
+
+
+DRAFT_METHODS = ["specinfer", "traversal", "bv"]
+DRAFT_STATE = {"lb_families": ["iid"], "lb_V": [3], "lb_K": [2], "lb_L": [2], "lb_n": 2, "lb_seed": 7,
+               "lb_methods": DRAFT_METHODS, "lb_laws": ["iid", "topk", "greedy"], "lb_budgets": [4]}
+DRAFT_CONFIG = SweepConfig(("iid",), (3,), (), (2,), 2, tuple(DRAFT_METHODS), bounds=("lp",), seed=7,
+                           laws=("iid", "topk", "greedy"), budgets=(4,))
+
+
+def table_with(at, column: str) -> pd.DataFrame:
+    """The page's one table with this column (AppTest finds dataframes by position only)."""
+    [table] = [d.value for d in at.dataframe if column in d.value.columns]
+    return table
+
+
+def test_a_sweep_with_laws_compares_them_at_an_equal_budget():
+    """Issue 26, item 4: the page runs a draft sweep (every shape of budget 4 at L = 2, three laws) and
+    shows each law's own optimum over the i.i.d. optimum and each rule's share of its own law's
+    optimum, with the summary's numbers, and the best shape per budget and law."""
+    rows: list[dict] = []
+    run_sweep(DRAFT_CONFIG, None, sink=rows.extend)
+    serial = pd.DataFrame(rows)
+    serial = serial.sort_values([*group_columns(serial), "method"], kind="stable").reset_index(drop=True)
+    at = open_page("pages/leaderboard.py", state=DRAFT_STATE)
+    assert "--law iid topk greedy --budget 4 --L 2" in at.caption[0].value
+    at.button(key="lb_go").click().run()
+    no_errors(at)
+    frame = at.session_state["lb_result"]["frame"]
+    pd.testing.assert_frame_equal(frame, serial, check_exact=True)
+    board = leaderboard(serial)
+    assert [h.value for h in at.header][2:] == ["3. Draft laws at an equal budget", "4. Two rules, instance by instance",
+                                                "5. Where a rule does worst"]
+    # each law's own optimum over the i.i.d. optimum: one box per law at n = 4, the pairs' ratios
+    fig = figure(at, "Each law's own optimum over the i.i.d. optimum")
+    [trace] = [t for t in fig["data"] if t["type"] == "box"]
+    assert trace["name"] == "n = 4 drafted tokens" and trace["x"] == ["iid"] * 2 + ["topk"] * 2 + ["greedy"] * 2
+    gains = law_gains(serial)
+    for law in ("iid", "topk", "greedy"):
+        ys = [y for x, y in zip(trace["x"], trace["y"]) if x == law]
+        assert ys == gains[gains.law == law].gain.tolist()
+        assert all(abs(g - l / i) < 1e-15 for g, l, i in zip(ys, gains[gains.law == law].lp, gains[gains.law == law].lp_iid))
+    iid = gains[gains.law == "iid"]
+    assert (iid.gain == 1.0).all()            # i.i.d. chains are among iid's shapes of budget 4: the gain is 1
+    own = table_with(at, "every shape: mean").set_index("law")
+    for e in board["laws"]["own_over_iid"]:
+        assert own.loc[e["law"], "mean"] == e["best_shape"]["mean"] and own.loc[e["law"], "min"] == e["best_shape"]["min"]
+        assert own.loc[e["law"], "every shape: mean"] == e["per_shape"]["mean"]
+    # each rule's share of its own law's optimum: E[τ] over the own-law LP, by law
+    shares = figure(at, "E/LP per rule, by law")
+    for trace in shares["data"]:
+        method = next(m for m in DRAFT_METHODS if figures.short(m) == trace["name"])
+        mine = serial[serial.method == method]
+        assert trace["x"] == mine.law.tolist() and trace["y"] == mine.ratio_lp.tolist()
+    assert {t["name"] for t in shares["data"]} == {figures.short(m) for m in DRAFT_METHODS}
+    table = table_with(at, "analyses")
+    for e in board["laws"]["shares"]:
+        row = table[(table.law == e["law"]) & (table.rule == figures.short(e["method"]))].iloc[0]
+        assert row["mean E/LP"] == e["mean"] and row["analyses"] == e["n"]
+    topk = next(e for e in board["laws"]["shares"] if (e["law"], e["method"]) == ("topk", "specinfer"))
+    assert topk["max_tv"] < 1e-12 and topk["lossless_share"] == 1.0
+    bv = [e["law"] for e in board["laws"]["shares"] if e["method"] == "bv"]
+    assert bv == ["iid"]                                           # a chains-only rule: iid rows only
+    best = table_with(at, "best shape")
+    expected = [(e["law"], "LP (ceiling)" if w == "lp" else figures.short(w), " = ".join(v["tied"]), v["mean"])
+                for e in board["laws"]["best_shapes"] for w, v in e["by"].items()]
+    assert list(zip(best.law, best["of"], best["best shape"], best["mean E[τ]"])) == expected
+    iid_ceiling = next(x[2] for x in expected if x[:2] == ("iid", "LP (ceiling)"))
+    assert set(iid_ceiling.split(" = b")) == {"chains 2×2", " = (2, 1)"}    # the two draft alike under iid
+    # a row that is not K i.i.d. chains says what the laboratory will open
+    at.selectbox(key="lb_rule").set_value("traversal").run()
+    worst = table_with(at, "mismatch")
+    assert worst["E/LP"].tolist() == sorted(serial[serial.method == "traversal"].ratio_lp)[:10]
+    chains = [row_shape(s, b).is_iid_chains(law) for s, b, law in zip(worst["shape"], worst["branching"], worst["law"])]
+    for i in (chains.index(True), chains.index(False)):
+        at.selectbox(key="lb_pick").set_value(i).run()
+        assert any("drafts K i.i.d. chains" in c.value for c in at.caption) is not chains[i]
 
 
 def test_a_corrupt_or_missing_results_folder_is_one_sentence(tmp_path, monkeypatch):

@@ -78,14 +78,8 @@ def budget_shapes(budget: int, L: int) -> list[Shape]:
     if budget < L:
         raise InvalidInput(f"a tree of depth L={L} drafts at least {L} tokens; the budget n={budget} is smaller")
 
-    def vectors(n: int, depth: int) -> list[tuple[int, ...]]:
-        if depth == 1:
-            return [(n,)]
-        return [(b,) + rest for b in range(1, n + 1) if n % b == 0 and n // b - 1 >= depth - 1
-                for rest in vectors(n // b - 1, depth - 1)]
-
     chains = [Shape.chains_of(budget // L, L)] if L >= 2 and budget % L == 0 else []
-    return chains + [Shape.tree(b) for b in vectors(int(budget), int(L))]
+    return chains + list(Shape.of_budget(int(budget), int(L)))
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@
 Runs the grid families × V × K × L with n instances per cell (``core.sweep``), writing a Parquet
 results folder batch by batch (rerunning the same command resumes it), on a local Dask cluster by
 default or on ``--scheduler``; ``--summarize FILE`` prints the leaderboard of a results folder.
+``--law``, ``--tree`` and ``--budget`` make it a draft sweep (token trees: chains K×L, static trees,
+or every shape of a budget, each drafted by each law; ``core.sweep.config``).
 """
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ import sys
 from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
+
+#: The largest budget --budget takes (the exact analyses and LPs refuse far smaller trees first).
+MAX_BUDGET = MAX_K * MAX_L
 
 
 def int_list(name: str, lo: int, hi: int):
@@ -30,21 +35,28 @@ def int_list(name: str, lo: int, hi: int):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.sweep.config import BOUNDS, FAMILIES, V_RANGE
+    from core.sweep.config import BOUNDS, DRAFT_LAWS, FAMILIES, V_RANGE
     from core.sweep.engine import SCHEDULER_ENV
 
     p = Parser(prog="python -m core sweep", description=__doc__.splitlines()[0])
     p.add_argument("--family", nargs="+", default=["all"],
                    help=f"instance families: {', '.join(FAMILIES)} or all (default all)")
     p.add_argument("--V", nargs="+", type=int_list("V", *V_RANGE), default=[[2, 3]], help="vocabulary sizes, e.g. 2 3 or 2-4")
-    p.add_argument("--K", nargs="+", type=int_list("K", 1, MAX_K), default=[[2, 3]], help="numbers of drafts")
-    p.add_argument("--L", nargs="+", type=int_list("L", 1, MAX_L), default=[[1, 2]], help="draft lengths")
+    p.add_argument("--K", nargs="+", type=int_list("K", 1, MAX_K), help="numbers of drafts (default 2 3)")
+    p.add_argument("--L", nargs="+", type=int_list("L", 1, MAX_L), help="draft lengths (default 1 2)")
+    p.add_argument("--law", nargs="+", metavar="LAW", help=f"draft laws, among {', '.join(DRAFT_LAWS)} or all: "
+                   "each shape is drafted by each (a draft sweep; default for --tree and --budget: iid)")
+    p.add_argument("--tree", nargs="+", metavar="B", help="static trees b1,b2,... (depth L = their length), "
+                   "in place of --K and --L")
+    p.add_argument("--budget", nargs="+", type=int_list("budget", 1, MAX_BUDGET), metavar="N",
+                   help="every static tree of N drafted tokens at each --L, and the chains (N/L)×L, in place of --K")
     p.add_argument("--n", type=int_range("n", 1, 1_000_000), default=20, help="instances per grid cell")
     p.add_argument("--temperature", type=temperature_arg, default=1.0, help="temperature of both models")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--methods", help="comma-separated rules (default: every lossless rule that needs no "
                    "model of its own, plus spectr_gbv)")
-    p.add_argument("--bounds", default=",".join(BOUNDS), help=f"comma-separated bounds among {','.join(BOUNDS)}")
+    p.add_argument("--bounds", help=f"comma-separated bounds among {','.join(BOUNDS)} (default all; lp for a "
+                   "draft sweep, which adds the own-law LP and gives the others for the i.i.d. chains of each budget)")
     p.add_argument("--out", default="sweep.parquet", help="results folder (Parquet dataset)")
     p.add_argument("--scheduler", help=f"Dask scheduler address, e.g. tcp://HOST:8786 (or ${SCHEDULER_ENV}); "
                    "its workers need the requirements, not this repository (docs/sweeps.md); "
@@ -61,13 +73,32 @@ def _flat(lists: list[list[int]]) -> tuple[int, ...]:
     return tuple(sorted({v for values in lists for v in values}))
 
 
-def _config(args):
-    from core.sweep.config import FAMILIES, SweepConfig, default_methods
+def _trees(texts: list[str]) -> tuple[tuple[int, ...], ...]:
+    from core.data.shapes import Shape
 
+    return tuple(dict.fromkeys(Shape.parse(text).branching for text in texts))
+
+
+def _config(args):
+    from core.sweep.config import BOUNDS, DRAFT_LAWS, FAMILIES, SweepConfig, default_methods, draft_methods
+
+    if args.tree and (args.K or args.L or args.budget):
+        raise CLIError("--tree gives the shapes and their depth; it cannot be combined with --K, --L or --budget")
+    if args.budget and args.K:
+        raise CLIError("--budget takes every shape of each budget; it cannot be combined with --K")
     families = FAMILIES if "all" in args.family else tuple(dict.fromkeys(args.family))
-    methods = tuple(m for m in args.methods.split(",") if m) if args.methods else default_methods()
-    return SweepConfig(families, _flat(args.V), _flat(args.K), _flat(args.L), args.n, methods,
-                       tuple(b for b in args.bounds.split(",") if b), args.temperature, args.seed)
+    laws = DRAFT_LAWS if args.law and "all" in args.law else tuple(dict.fromkeys(args.law or ()))
+    trees = _trees(args.tree) if args.tree else ()
+    budgets = _flat(args.budget) if args.budget else ()
+    drafts = bool(laws or trees or budgets)
+    Ks = () if trees or budgets else _flat(args.K or [[2, 3]])
+    Ls = tuple(sorted({len(b) for b in trees})) if trees else _flat(args.L or [[1, 2]])
+    methods = tuple(m for m in args.methods.split(",") if m) if args.methods else \
+        (draft_methods() if drafts else default_methods())
+    bounds = args.bounds if args.bounds is not None else ("lp" if drafts else ",".join(BOUNDS))
+    return SweepConfig(families, _flat(args.V), Ks, Ls, args.n, methods,
+                       tuple(b for b in bounds.split(",") if b), args.temperature, args.seed,
+                       laws, trees, budgets)
 
 
 class ProgressBar:
@@ -106,6 +137,7 @@ def cmd_sweep(args) -> int:
         raise CLIError("--workers sizes the local cluster; it cannot be combined with --scheduler")
     config = _config(args)
     check_config(config)
+    not_drafted = _note_skipped(config)
     store = ResultsStore(args.out, config)
     if workers == 0:
         report = run_sweep(config, store, batch_size=args.batch, progress=ProgressBar())
@@ -114,12 +146,25 @@ def cmd_sweep(args) -> int:
             report = run_sweep(config, store, client=client, batch_size=args.batch, progress=ProgressBar())
     result = {"out": args.out, "instances": report.instances, "skipped": report.skipped,
               "computed": report.computed, "rows": report.rows, "tasks": report.tasks,
-              "seconds": round(report.seconds, 3)}
+              "seconds": round(report.seconds, 3), **({"not_drafted": not_drafted} if config.drafts else {})}
     print(json.dumps(result) if args.json else
           f"{args.out}: {report.computed} instances computed ({report.rows} rows, {report.tasks} tasks, "
           f"{report.seconds:.1f} s), {report.skipped} already there; "
           f"`python -m core sweep --summarize {args.out}` prints the leaderboard")
     return 0
+
+
+def _note_skipped(config) -> list[dict]:
+    """The (V, shape, law) no instance can draft (``core.sweep.config.skipped_drafts``): one
+    ``note:`` line per law on stderr; returned for the JSON report."""
+    from core.sweep.config import skipped_drafts
+
+    skipped = skipped_drafts(config)
+    for law in dict.fromkeys(law for _, _, law in skipped):
+        where = "; ".join(f"{shape.label} at V={V}" for V, shape, x in skipped if x == law)
+        print(f"note: {law} skipped where it would draw more distinct tokens at a node than V: {where}",
+              file=sys.stderr)
+    return [{"V": V, "shape": shape.label, "law": law} for V, shape, law in skipped]
 
 
 def main(argv: Sequence[str]) -> int:

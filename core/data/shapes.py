@@ -79,6 +79,31 @@ class Shape:
             raise InvalidInput(f"--tree must be comma-separated integers such as 2,2, got {text!r}") from None
         return cls.tree(b)
 
+    @classmethod
+    def of_budget(cls, n: int, L: int) -> tuple["Shape", ...]:
+        """Every static tree b = (b_1, …, b_L), all b_d ≥ 1, of budget n = b_1 + b_1·b_2 + … + b_1⋯b_L,
+        in lexicographic order of b (empty when n < L, the budget of the single chain (1, …, 1)).
+
+        The budget of b is b_1·(1 + n'), with n' the budget of (b_2, …, b_L), so b_1 runs over the
+        divisors of n and the rest is a tree of budget n/b_1 − 1 and depth L − 1.  Chains K×L
+        (``chains_of``, budget K·L) are not listed: they are the tree (K, 1, …, 1) with the law at
+        the root only.
+
+        >>> [s.branching for s in Shape.of_budget(6, 2)]
+        [(1, 5), (2, 2), (3, 1)]
+        """
+        n, L = _positive_int("n", n), _positive_int("L", L)
+
+        def trees(budget: int, depth: int) -> list[tuple[int, ...]]:
+            if budget < depth:
+                return []
+            if depth == 1:
+                return [(budget,)]
+            return [(b1,) + rest for b1 in range(1, budget + 1) if budget % b1 == 0
+                    for rest in trees(budget // b1 - 1, depth - 1)]
+
+        return tuple(cls.tree(b) for b in trees(n, L))
+
     @property
     def L(self) -> int:
         """Depth: the length of every path from the root to a leaf."""

@@ -3,23 +3,40 @@
 A sweep is the grid families × V × K × L with ``n`` instances per cell, every instance analysed
 exactly for each method, with the requested bounds on E[τ] beside them.  The configuration is saved
 with the results (``core.sweep.store``): a results folder holds one configuration only.
+
+A **draft sweep** (``laws``, ``trees`` or ``budgets`` given; docs/maths.md, "Token trees") drafts
+token trees: the shapes are chains K×L (from ``Ks`` × ``Ls``), the static trees ``trees``, or every
+shape of each budget in ``budgets`` at each L (``draft_shapes``), each drafted by every law of
+``laws``.  Its unit of work is a ``DraftKey`` (family, V, L, budget n, index): one pair of models
+analysed on every shape of budget n and depth L, for every law and rule defined there, beside the
+own-law LP and the i.i.d.-chains LP at the same budget, so that shapes and laws are compared on the
+same models at an equal budget.  Without those three fields a sweep is exactly what it always was,
+and its saved configuration is byte for byte what it was.
 """
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 from core.analysis.exact import MAX_SECONDS, estimated_seconds
-from core.bounds import BoundsTooLarge, check_size
+from core.bounds import BoundsTooLarge, check_size, check_tree_size
 from core.bounds.sizes import check_paths
-from core.errors import ExplorerError
-from core.rules.registry import REGISTRY
+from core.data.laws import LAWS
+from core.data.shapes import Shape
+from core.errors import ExplorerError, InvalidInput
+from core.rules.registry import ALIASES, REGISTRY, resolve
 
 FAMILIES = ("iid", "markov", "table", "near")
 BOUNDS = ("lp", "acausal", "cic")
 #: The one lossy rule the default leaderboard shows beside the lossless ones (named by the issue).
 DEFAULT_LOSSY = ("spectr_gbv",)
+#: Lossy rules a draft sweep adds by default where they are registered (Medusa's typical acceptance,
+#: defined on every token tree): not in ``default_methods``, so that a sweep of K i.i.d. chains
+#: without laws keeps its rows.
+TREE_LOSSY = ("typical",)
+#: The draft laws (``core.data.laws``).
+DRAFT_LAWS = tuple(LAWS)
 #: Vocabulary sizes the generators accept.
 V_RANGE = (2, 64)
 #: Largest V^L of a table target (``toy_models.random_table`` stores one conditional per prefix).
@@ -41,11 +58,51 @@ class InstanceKey(NamedTuple):
     index: int
 
 
+class DraftKey(NamedTuple):
+    """One unit of a draft sweep: the models of (family, V, L, index), analysed on every shape of
+    the sweep with depth L and budget n (``SweepConfig.draft_shapes``)."""
+
+    family: str
+    V: int
+    L: int
+    budget: int
+    index: int
+
+
 def default_methods() -> tuple[str, ...]:
     """Every registered lossless rule that needs no model of its own (``lp_optimal``'s value is the
     LP column), plus ``DEFAULT_LOSSY``; read from the registry's metadata at run time."""
     return tuple(name for name, cls in REGISTRY.items()
                  if not cls.needs_models and (cls.lossless_by_theory or name in DEFAULT_LOSSY))
+
+
+def draft_methods() -> tuple[str, ...]:
+    """A draft sweep's default rules: ``default_methods`` with ``specinfer`` under its token-tree
+    name ``rrs`` (one rule: SpecInfer's recursive rejection on K i.i.d. chains), then ``lp_optimal``
+    (its plan is the own-law LP's, already solved: the row checks that it is lossless), then
+    ``TREE_LOSSY`` where registered.  Each (shape, law) runs those defined on it: on K i.i.d.
+    chains all of them, elsewhere the rules with ``token_trees``."""
+    tree_name = {target: alias for alias, target in ALIASES.items()}
+    return (*(tree_name.get(m, m) for m in default_methods()), "lp_optimal",
+            *(m for m in TREE_LOSSY if m in REGISTRY))
+
+
+def runs_on(method: str, shape: Shape, law: str) -> bool:
+    """Whether a draft sweep runs ``method`` on drafts of this shape and law: a rule with
+    ``token_trees`` wherever it is defined, any other rule on K i.i.d. chains drafted by ``iid``
+    only.  A single chain drafted by ``wor`` or ``greedy`` is one i.i.d. draft, which every rule
+    accepts, but its rows under those laws would repeat the ``iid`` rows of the same chain."""
+    cls = resolve(method)
+    return cls.supports(shape, law) and (cls.token_trees or law == "iid")
+
+
+def law_defined(V: int, shape: Shape, law: str, support: int | None = None) -> bool:
+    """Whether ``law`` can draft ``shape`` over models whose every next-token distribution has
+    ``support`` tokens of positive probability (default V): a distinct-token law needs as many
+    tokens as it draws at each depth where it applies (``core.data.laws``: refused otherwise)."""
+    support = V if support is None else support
+    return not LAWS[law].distinct or all(
+        b <= support for d, b in enumerate(shape.branching) if LAWS[shape.law_at(d, law)].distinct)
 
 
 @dataclass(frozen=True)
@@ -59,34 +116,78 @@ class SweepConfig:
     bounds: tuple[str, ...] = BOUNDS
     temperature: float = 1.0
     seed: int = 0
+    #: A draft sweep's laws, static trees (branching vectors) and budgets (module docstring); all
+    #: empty for a sweep of K i.i.d. chains as it always was.
+    laws: tuple[str, ...] = ()
+    trees: tuple[tuple[int, ...], ...] = ()
+    budgets: tuple[int, ...] = ()
 
     def to_json(self) -> dict:
-        return {key: list(value) if isinstance(value, tuple) else value
-                for key, value in asdict(self).items()}
+        """The fields as JSON; a draft sweep's fields only where set, so that the saved
+        configuration of any other sweep is what it always was."""
+        return {key: [list(v) if isinstance(v, tuple) else v for v in value] if isinstance(value, tuple) else value
+                for key, value in asdict(self).items() if key not in DRAFT_FIELDS or value}
 
     @classmethod
     def from_json(cls, obj: dict) -> "SweepConfig":
-        return cls(**{key: tuple(value) if isinstance(value, list) else value for key, value in obj.items()})
+        return cls(**{key: tuple(tuple(v) if isinstance(v, list) else v for v in value)
+                      if isinstance(value, list) else value for key, value in obj.items()})
 
-    def cells(self) -> list[tuple[str, int, int, int]]:
-        """(family, V, K, L) for every cell of the grid, in a fixed order."""
+    @property
+    def drafts(self) -> bool:
+        """Whether this is a draft sweep (laws, trees or budgets given)."""
+        return bool(self.laws or self.trees or self.budgets)
+
+    def draft_shapes(self, L: int) -> list[Shape]:
+        """The shapes of depth L a draft sweep analyses: the static trees of that depth; or, per
+        budget n, every static tree of budget n (``Shape.of_budget``) and the chains (n/L)×L when
+        L divides n and L ≥ 2 (at L = 1 chains K×1 are the tree (K)); or chains K×L for each K."""
+        if self.trees:
+            return [Shape.tree(b) for b in self.trees if len(b) == L]
+        if self.budgets:
+            return [shape for n in self.budgets for shape in
+                    (*Shape.of_budget(n, L), *([Shape.chains_of(n // L, L)] if n % L == 0 and L > 1 else []))]
+        return [Shape.chains_of(K, L) for K in self.Ks]
+
+    def draft_laws(self) -> tuple[str, ...]:
+        """A draft sweep's laws (``iid`` when only shapes were given)."""
+        return self.laws or ("iid",)
+
+    def cells(self) -> list[tuple]:
+        """Every cell of the grid, in a fixed order: (family, V, K, L), or for a draft sweep
+        (family, V, L, budget) over the budgets of its shapes at each L."""
+        if self.drafts:
+            return [(family, V, L, n) for family, V, L in itertools.product(self.families, self.Vs, self.Ls)
+                    for n in sorted({shape.budget for shape in self.draft_shapes(L)})]
         return list(itertools.product(self.families, self.Vs, self.Ks, self.Ls))
 
-    def instances(self) -> list[InstanceKey]:
-        return [InstanceKey(*cell, i) for cell in self.cells() for i in range(self.n)]
+    @property
+    def key_type(self) -> type:
+        """What names one unit of work: ``InstanceKey``, or ``DraftKey`` for a draft sweep."""
+        return DraftKey if self.drafts else InstanceKey
+
+    def instances(self) -> list[InstanceKey] | list[DraftKey]:
+        return [self.key_type(*cell, i) for cell in self.cells() for i in range(self.n)]
+
+
+#: The fields only a draft sweep sets (``SweepConfig.to_json`` leaves them out when empty).
+DRAFT_FIELDS = ("laws", "trees", "budgets")
 
 
 def check_config(config: SweepConfig) -> None:
     """Raise ``SweepError`` (one sentence) unless every cell of the sweep can run in reasonable time:
     names known, V in range, each requested LP under ``core.bounds`` limits, each method's exact
-    analysis under ``core.analysis.exact.MAX_SECONDS`` by its cost estimate."""
+    analysis under ``core.analysis.exact.MAX_SECONDS`` by its cost estimate.  A draft sweep's
+    (shape, law) pairs that cannot be drafted at some V (``law_defined``) are skipped there, not
+    refused (``skipped_drafts``); at T = 0 the draft is one-hot, so a distinct-token law drawing
+    two or more tokens anywhere is refused."""
     def unknown(kind, names, known):
         bad = [x for x in names if x not in known]
         if bad:
             raise SweepError(f"unknown {kind} {bad[0]!r}; choose from {', '.join(known)}")
 
     unknown("family", config.families, FAMILIES)
-    unknown("method", config.methods, tuple(REGISTRY))
+    unknown("method", config.methods, (*REGISTRY, *ALIASES) if config.drafts else tuple(REGISTRY))
     unknown("bound", config.bounds, BOUNDS)
     if not config.methods:
         raise SweepError("no methods to compare; pass --methods")
@@ -95,20 +196,94 @@ def check_config(config: SweepConfig) -> None:
     for V in config.Vs:
         if not V_RANGE[0] <= V <= V_RANGE[1]:
             raise SweepError(f"V must be between {V_RANGE[0]} and {V_RANGE[1]}, got {V}")
+    if config.drafts:
+        _check_drafts(config)
+        return
     for V, K, L in sorted(set(itertools.product(config.Vs, config.Ks, config.Ls))):
-        try:
-            check_paths(V, L)
-            if {"table", "near"} & set(config.families) and V ** L > TABLE_PATHS:
-                raise BoundsTooLarge(f"a table target of depth {L} over {V} tokens has {V ** L:,} "
-                                     f"prefixes of length L (limit {TABLE_PATHS:,})")
-            if "lp" in config.bounds:
-                check_size(V, K, L)
-            if "acausal" in config.bounds:
-                check_size(V, K, L, kind="acausal")
-        except BoundsTooLarge as exc:
-            raise SweepError(f"cell V={V}, K={K}, L={L}: {exc}") from None
+        _check_cell(config, V, K, L)
         for name in config.methods:
             cost = estimated_seconds(REGISTRY[name], V, K, L)
             if cost > MAX_SECONDS:
                 raise SweepError(f"the exact law of {name} for V={V}, K={K}, L={L} would take about "
                                  f"{cost:,.0f} s per instance (limit {MAX_SECONDS:g} s); lower V, K or L")
+
+
+def _check_cell(config: SweepConfig, V: int, K: int, L: int) -> None:
+    """The paths, the table target and the requested bounds of K i.i.d. chains at (V, K, L)."""
+    try:
+        check_paths(V, L)
+        if {"table", "near"} & set(config.families) and V ** L > TABLE_PATHS:
+            raise BoundsTooLarge(f"a table target of depth {L} over {V} tokens has {V ** L:,} "
+                                 f"prefixes of length L (limit {TABLE_PATHS:,})")
+        if "lp" in config.bounds:
+            check_size(V, K, L)
+        if "acausal" in config.bounds:
+            check_size(V, K, L, kind="acausal")
+    except BoundsTooLarge as exc:
+        raise SweepError(f"cell V={V}, K={K}, L={L}: {exc}") from None
+
+
+def skipped_drafts(config: SweepConfig) -> list[tuple[int, Shape, str]]:
+    """The (V, shape, law) of a draft sweep that no instance can draft (``law_defined``): a
+    distinct-token law drawing more tokens at a node than there are.  They have no rows."""
+    return [(V, shape, law) for V in config.Vs for L in config.Ls for shape in config.draft_shapes(L)
+            for law in config.draft_laws() if not law_defined(V, shape, law)]
+
+
+def _check_drafts(config: SweepConfig) -> None:
+    unknown = [law for law in config.laws if law not in DRAFT_LAWS]
+    if unknown:
+        raise SweepError(f"unknown draft law {unknown[0]!r}; choose from {', '.join(DRAFT_LAWS)}")
+    if config.trees and config.budgets:
+        raise SweepError("give static trees or budgets, not both")
+    try:
+        for b in config.trees:
+            Shape.tree(b)
+    except InvalidInput as exc:
+        raise SweepError(str(exc)) from None
+    for n in config.budgets:
+        if n < 1:
+            raise SweepError(f"a budget must be at least 1, got {n}")
+    for L in config.Ls:
+        if not config.draft_shapes(L):
+            raise SweepError(f"no shape of budget {', '.join(map(str, config.budgets))} has depth {L}: "
+                             f"a tree of depth L drafts at least L tokens")
+    if config.temperature == 0:
+        one_hot = [(shape, law) for L in config.Ls for shape in config.draft_shapes(L)
+                   for law in config.draft_laws() if not law_defined(2, shape, law, support=1)]
+        if one_hot:
+            shape, law = one_hot[0]
+            raise SweepError(f"at T = 0 the draft is one-hot, so the {law} law cannot draw {shape.label}'s "
+                             f"distinct tokens; use the iid law, or b = (1, …, 1), at T = 0")
+    for V in config.Vs:
+        for L in config.Ls:
+            shapes = config.draft_shapes(L)
+            for n in sorted({shape.budget for shape in shapes}):
+                if n % L == 0:
+                    _check_cell(config, V, n // L, L)     # the i.i.d. chains at this budget
+                else:
+                    _check_cell(replace(config, bounds=()), V, 1, L)
+            for shape in shapes:
+                for law in config.draft_laws():
+                    if law_defined(V, shape, law):
+                        _check_draft(config, V, shape, law)
+
+
+def _check_draft(config: SweepConfig, V: int, shape: Shape, law: str) -> None:
+    """The own-law LP and each rule's exact analysis of one (V, shape, law), against the limits."""
+    where = f"{shape.label} drafted by {law} at V={V}"
+    if "lp" in config.bounds or "lp_optimal" in config.methods:
+        try:
+            if shape.is_iid_chains(law):
+                check_size(V, shape.K, shape.L)
+            else:
+                check_tree_size(V, shape, law)
+        except BoundsTooLarge as exc:
+            raise SweepError(f"{where}: {exc} (--tree lists the shapes one by one)") from None
+    for name in config.methods:
+        if not runs_on(name, shape, law):
+            continue
+        cost = estimated_seconds(resolve(name), V, shape=shape, law=law)
+        if cost > MAX_SECONDS:
+            raise SweepError(f"the exact law of {name} for {where} would take about {cost:,.0f} s per "
+                             f"instance (limit {MAX_SECONDS:g} s); use a smaller V or tree")

@@ -71,11 +71,12 @@ class SweepReport:
 
 
 def plan_batches(pending: list[InstanceKey], batch_size: int) -> list[list[InstanceKey]]:
-    """Consecutive pending instances of one grid cell, ``batch_size`` at a time."""
+    """Consecutive pending instances of one grid cell (every field of the key but the index, the
+    last: ``InstanceKey`` or ``DraftKey``), ``batch_size`` at a time."""
     batches: list[list[InstanceKey]] = []
     for key in pending:
         last = batches[-1] if batches else None
-        if last and len(last) < batch_size and last[-1][:4] == key[:4]:
+        if last and len(last) < batch_size and last[-1][:-1] == key[:-1]:
             last.append(key)
         else:
             batches.append([key])

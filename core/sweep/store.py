@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from core.sweep.config import InstanceKey, SweepConfig, SweepError
-from core.sweep.work import KEY_COLUMNS
+from core.sweep.config import DraftKey, InstanceKey, SweepConfig, SweepError
+from core.sweep.work import KEY_COLUMNS, group_columns
 
 CONFIG_FILE = "_sweep.json"
 FORMAT = 1
@@ -36,10 +36,13 @@ def _read_config(path: Path) -> SweepConfig:
 def _first_difference(a: SweepConfig, b: SweepConfig) -> str:
     """The first field where ``b`` (saved) and ``a`` (asked for) differ, e.g. "seed 0 there, 1 here"."""
     def show(value):
-        return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        if value is None:
+            return "none"
+        return ",".join(show(v) if isinstance(v, list) else str(v) for v in value) if isinstance(value, list) \
+            else str(value)
     ja, jb = a.to_json(), b.to_json()
-    key = next(k for k in ja if ja[k] != jb[k])
-    return f"{key} {show(jb[key])} there, {show(ja[key])} here"
+    key = next(k for k in {**ja, **jb} if ja.get(k) != jb.get(k))
+    return f"{key} {show(jb.get(key))} there, {show(ja.get(key))} here"
 
 
 class ResultsStore:
@@ -67,18 +70,21 @@ class ResultsStore:
         tmp.write_bytes(data)
         os.replace(tmp, path)
 
-    def done(self) -> set[InstanceKey]:
-        """The instances the folder holds rows for (a batch file is whole, so all its methods)."""
+    def done(self) -> set[InstanceKey] | set[DraftKey]:
+        """The instances (a draft sweep's units) the folder holds rows for (a batch file is whole,
+        so all its methods, shapes and laws)."""
         if not any(self.path.glob("part-*.parquet")):
             return set()
-        table = read_table(self.path, columns=list(KEY_COLUMNS))
-        return set(map(InstanceKey._make, zip(*(table.column(c).to_pylist() for c in KEY_COLUMNS))))
+        key = self.config.key_type
+        table = read_table(self.path, columns=list(key._fields))
+        return set(map(key._make, zip(*(table.column(c).to_pylist() for c in key._fields))))
 
     def write(self, rows: list[dict]) -> Path:
         """Write one batch's rows as a new file, named after its first and last instance."""
         first, last = rows[0], rows[-1]
-        name = (f"part-{first['family']}-V{first['V']}-K{first['K']}-L{first['L']}"
-                f"-{first['index']:06d}-{last['index']:06d}.parquet")
+        cell = (f"L{first['L']}-n{first['budget']}" if self.config.drafts
+                else f"K{first['K']}-L{first['L']}")
+        name = f"part-{first['family']}-V{first['V']}-{cell}-{first['index']:06d}-{last['index']:06d}.parquet"
         sink = pa.BufferOutputStream()
         pq.write_table(pa.Table.from_pylist(rows), sink)
         self._write_atomic(self.path / name, sink.getvalue().to_pybytes())
@@ -91,16 +97,22 @@ def read_table(path, columns: list[str] | None = None) -> pa.Table:
     if not path.exists():
         raise SweepError(f"no results at {path}")
     try:
-        return ds.dataset(path, format="parquet").to_table(columns=columns)
+        dataset = ds.dataset(path, format="parquet")
+        schemas = {f.physical_schema for f in dataset.get_fragments()}
+        if len(schemas) > 1:
+            # Sweeps of different kinds under one folder (a draft sweep's rows have more columns):
+            # every column of every file, absent ones null, not only the first file's.
+            dataset = ds.dataset(path, format="parquet", schema=pa.unify_schemas(list(schemas)))
+        return dataset.to_table(columns=columns)
     except (pa.ArrowException, OSError) as exc:
         raise SweepError(f"{path} is not a readable sweep results file: "
                          f"{str(exc).splitlines()[0]}") from None
 
 
 def read_results(path) -> pd.DataFrame:
-    """The rows of a results folder as a DataFrame, sorted by instance, then method name."""
+    """The rows of a results folder as a DataFrame, sorted by instance (and draft), then method name."""
     frame = read_table(path).to_pandas()
     missing = {*KEY_COLUMNS, "method", "expected_accepted", "fidelity_tv"} - set(frame.columns)
     if missing:
         raise SweepError(f"{path} is not a sweep results file (no column {sorted(missing)[0]!r})")
-    return frame.sort_values([*KEY_COLUMNS, "method"], kind="stable").reset_index(drop=True)
+    return frame.sort_values([*group_columns(frame), "method"], kind="stable").reset_index(drop=True)

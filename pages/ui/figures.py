@@ -1042,3 +1042,31 @@ def rule_scatter(a_values: Sequence[float], b_values: Sequence[float], a: str, b
                                  marker=dict(color=c, size=10, opacity=0.85, symbol=mark)))
     return _layout(fig, f"{ylab} per instance: {short(b)} against {short(a)}", f"{ylab} of {short(a)}",
                    f"{ylab} of {short(b)}")
+
+
+#: The budgets' colours in ``law_gain_boxes``, from ``TOL_MUTED``: no rule is drawn there, so colour
+#: tells budgets apart.
+BUDGET_COLORS = ("#88ccee", "#332288", "#44aa99", "#999933", "#aa4499", "#ddcc77")
+
+
+def law_gain_boxes(gains, laws: Sequence[str]) -> go.Figure:
+    """Each draft law's own optimum over the i.i.d. optimum at an equal budget: one box per law and
+    budget (``gains``: rows of ``core.sweep.summary.law_gains``, one per pair of models, with the
+    law's best shape of that budget), every pair drawn beside it as a point, the mean dashed; the
+    line at 1 is the optimum of i.i.d. chains of the same budget."""
+    fig = go.Figure()
+    for i, n in enumerate(sorted(set(gains["budget"]))):
+        sub = gains[gains["budget"] == n]
+        sub = sub.iloc[np.argsort([list(laws).index(x) for x in sub["law"]], kind="stable")]
+        text = [f"{f} V={V} L={L} #{k}<br>best shape {s}" for f, V, L, k, s in
+                zip(sub["family"], sub["V"], sub["L"], sub["index"], sub["shape"])]
+        fig.add_trace(go.Box(x=sub["law"].tolist(), y=sub["gain"].tolist(), name=f"n = {n} drafted tokens",
+                             marker_color=BUDGET_COLORS[i % len(BUDGET_COLORS)], boxmean=True, boxpoints="all",
+                             jitter=0.4, pointpos=0, marker=dict(size=4), text=text,
+                             hovertemplate="%{text}<br>own LP / i.i.d. LP = %{y:.4f}"))
+    fig.add_hline(y=1.0, line=dict(color="#000000", dash="dash", width=1),
+                  annotation_text="i.i.d. chains' optimum", annotation_position="bottom right")
+    fig.update_layout(boxmode="group")
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=list(laws))
+    return _layout(fig, "Each law's own optimum over the i.i.d. optimum, at an equal budget", "draft law",
+                   "own-law LP / i.i.d.-chains LP")
