@@ -1,6 +1,10 @@
 """Live decoder: a real draft/target pair generating text, streamed iteration by iteration, with the
-accepted draft tokens and the extra token coloured, live metrics, any iteration's draft tree, and a
-comparison of methods on the same prompt and seed."""
+accepted draft tokens and the extra token coloured, live metrics, any iteration's draft tree and time
+split, and a comparison of methods and drafts on the same prompt and seed.
+
+The draft is a plan of ``core.decoding.plans``: K chains of length L, a static tree b, or EAGLE-2's
+dynamic tree, drafted by a law; a method that cannot verify it is refused in one sentence
+(``check_plan``) before anything runs."""
 from __future__ import annotations
 
 import time
@@ -9,28 +13,51 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.data.laws import LAWS
+from core.decoding.errors import DecodingError
+from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from pages.ui import charts, errors, figures, lazy, pair_picker, routing, text
+from pages.ui.toy_config import law_label
 
 routing.router_guard()
 
+#: The draft's shape: K chains of length L, a static tree b typed as the command line's --tree, or
+#: EAGLE-2's dynamic tree (a budget of n nodes, depth L, K nodes expanded per depth).
+SHAPES = {"chains": "chains K×L", "tree": "static tree b", "dynamic": "dynamic tree (EAGLE-2)"}
+#: The most tokens one iteration drafts here (chains 8×8): a larger tree is slow and unreadable.
+MAX_DRAFTED, MAX_DEPTH = 64, 8
+#: Drafts the comparison offers beside the one chosen above: issue 27's side-by-side suite
+#: (``python -m core bench --suite trees``): i.i.d. chains, the static tree (2, 2, 1, 1) by each law,
+#: and EAGLE-2's dynamic tree of 16 nodes.
+COMPARE_DRAFTS = {plan.label: plan for plan in (
+    StaticPlan.chains(4, 4), *(StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS), DynamicPlan(16, 4, 4))}
+#: The comparison's option for the draft chosen above.
+ABOVE = "above"
+
 st.title("Live decoder: speculative decoding on a real model pair")
 st.markdown(
-    "A small **draft** model p proposes K continuations of L tokens, the **target** q scores them in "
-    "one call, and the chosen verification rule keeps what it can. Watch the text grow: each "
-    "iteration's accepted draft tokens are green (two shades alternate between iterations), the extra "
-    "token the verifier adds is gold. Block efficiency is tokens per target call.")
+    "A small **draft** model p proposes continuations, the **target** q scores them all in one call, "
+    "and the chosen verification rule keeps what it can. The draft is K chains of L tokens, a static "
+    "token tree, or the dynamic tree EAGLE-2 grows from the draft's own probabilities. Watch the text "
+    "grow: each iteration's accepted draft tokens are green (two shades alternate between iterations), "
+    "the extra token the verifier adds is gold. Block efficiency is tokens per target call.")
 st.markdown(pair_picker.LEGEND_HTML, unsafe_allow_html=True)
 
 methods = pair_picker.decoder_methods()
+any_tree = ", ".join("rrs (SpecInfer)" if m == "specinfer" else m for m in tree_rules(methods))
 ss = st.session_state
 # The comparison's controls are drawn only once a generation is shown, and Streamlit forgets a
 # widget's value after a run that did not draw it: a pair switch (whose run stops at "Press
 # Generate") emptied "Methods".  Re-assigned here, on every run, they are the session's own values.
-for _key in ("dec_compare", "dec_baseline"):
+for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline"):
     if _key in ss:
         ss[_key] = ss[_key]
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
 ss.setdefault("dec_method", "rbv" if "rbv" in methods else methods[0])
+ss.setdefault("dec_shape", "chains")
+ss.setdefault("dec_b", "2,2,1")
+ss.setdefault("dec_law", "iid")
+ss.setdefault("dec_budget", 16)
 ss.setdefault("dec_K", 2)
 ss.setdefault("dec_L", 4)
 ss.setdefault("dec_T", 1.0)
@@ -38,15 +65,70 @@ ss.setdefault("dec_max", 32)
 ss.setdefault("dec_seed", 0)
 
 # The controls come before the pair check: a widget not drawn in a run loses its value, so a pair
-# error would reset them.
+# error would reset them.  The same holds for a control the chosen shape does not use: it is shown
+# disabled, not hidden.
 prompt = st.text_area("Prompt", key="dec_prompt", height=150)
+d1, d2, d3, d4 = st.columns([3, 1, 2, 1], vertical_alignment="bottom")
+shape = d1.radio("Draft shape", list(SHAPES), key="dec_shape", format_func=SHAPES.get, horizontal=True,
+                 help="Chains: K drafts of L tokens (the law draws the K first tokens, each chain goes on "
+                      "i.i.d.). Static tree: a node of depth d receives b_(d+1) draws by the law, at every depth. "
+                      "Dynamic tree: EAGLE-2's, rebuilt every iteration from the draft's probabilities: at each "
+                      "depth the K nodes of highest cumulative draft log-probability propose their K most probable "
+                      "tokens, and the n best candidates of all depths form the tree (docs/decoder.md).")
+b_text = d2.text_input("b (comma-separated)", key="dec_b", disabled=shape != "tree",
+                       help="b₁,…,b_L with every b_d ≥ 1, e.g. 2,2,1 (the command line's --tree).")
+law = d3.selectbox("Draft law", list(LAWS), key="dec_law", format_func=law_label, disabled=shape == "dynamic",
+                   help="How the tokens at a node are drawn from p: with replacement (iid), without (wor), the k "
+                        "most probable (topk), or the k − 1 most probable and one sampled (greedy). The dynamic tree "
+                        "always takes each node's most probable tokens (topk): it is deterministic given the draft.")
+budget = d4.number_input("Budget n", 1, MAX_DRAFTED, step=1, key="dec_budget", disabled=shape != "dynamic",
+                         help="The dynamic tree's size: the n candidates of highest cumulative draft "
+                              "log-probability are drafted (the command line's --budget).")
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
-method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}")
-K = c2.slider("Drafts K", 1, 8, key="dec_K")
-L = c3.slider("Length L", 1, 8, key="dec_L")
+method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}",
+                      help=f"Every rule verifies K i.i.d. chains (the iid law on chains); any other draft is verified "
+                           f"by the rules defined on token trees: {any_tree}.")
+fixed = "b fixes K = b₁ and L = the length of b." if shape == "tree" else None
+K = c2.slider("Width K" if shape == "dynamic" else "Drafts K", 1, 8, key="dec_K", disabled=shape == "tree",
+              help=fixed or ("Nodes expanded per depth, each proposing its K most probable tokens."
+                             if shape == "dynamic" else "Chains drafted per iteration."))
+L = c3.slider("Depth L" if shape == "dynamic" else "Length L", 1, MAX_DEPTH, key="dec_L", disabled=shape == "tree",
+              help=fixed or "Draft tokens per chain (the tree's depth).")
 T = c4.slider("Temperature T", 0.0, 2.0, step=0.1, key="dec_T")
 max_new = c5.number_input("New tokens", 8, 1024, step=8, key="dec_max")
 seed = c6.number_input("Seed", 0, 10**9, step=1, key="dec_seed")
+
+
+def chosen_plan():
+    """The draft plan the controls name (``draft_plan``, as the command line builds it), or
+    ``DecodingError`` with the sentence that refuses it."""
+    if shape == "chains":
+        plan = draft_plan(K=int(K), L=int(L), law=law)
+    elif shape == "tree":
+        plan = draft_plan(tree=b_text.strip(), law=law)
+    else:
+        plan = draft_plan(budget=int(budget), L=int(L), K=int(K))
+    if plan.L > MAX_DEPTH or plan.budget > MAX_DRAFTED:
+        raise DecodingError(f"{plan.label} drafts {plan.budget} tokens at depth {plan.L}; this page drafts at "
+                            f"most {MAX_DRAFTED} tokens an iteration, at depth at most {MAX_DEPTH}")
+    return plan
+
+
+plan = refusal = None
+try:
+    drafted = chosen_plan()
+    check_plan(method, drafted)
+    plan = drafted
+except DecodingError as exc:
+    refusal = exc
+if refusal is not None:   # one sentence, never a traceback; kept as written (a method's name is lower case)
+    st.error(text.escape_markdown(f"This draft is refused: {str(refusal).strip().rstrip('.')}."))
+else:
+    how = LAWS[plan.law].summary if shape != "dynamic" else "Each node's most probable tokens, chosen afresh every iteration."
+    st.caption(f"Draft: {plan.label}, at most {plan.budget} tokens an iteration. {how} "
+               + ("Every rule verifies it." if plan.iid_chains else f"Verified by {any_tree}.")
+               + (" At T = 0 wor and greedy draft as topk, their T → 0 limit." if T == 0 and not plan.iid_chains
+                  and plan.law in ("wor", "greedy") else ""))
 
 pair = pair_picker.pair_picker("dec")
 if pair is None:
@@ -55,8 +137,8 @@ for name in ("dec_result", "dec_compare_result"):   # results of another pair ar
     if name in ss and ss[name]["pair"] != pair_picker.pair_id(pair):
         del ss[name]
 
-config = dict(method=method, K=int(K), L=int(L), T=float(T), max_new=int(max_new), seed=int(seed),
-              prompt=prompt, pair=pair_picker.pair_id(pair))
+config = dict(method=method, draft=None if plan is None else plan.label, T=float(T), max_new=int(max_new),
+              seed=int(seed), prompt=prompt, pair=pair_picker.pair_id(pair))
 
 
 def _segments(gen) -> list[tuple[list[str], str, bool]]:
@@ -74,21 +156,28 @@ def _segments(gen) -> list[tuple[list[str], str, bool]]:
     return out
 
 
-def _metrics_row(m) -> dict:
-    return {"method": figures.short(m.method) if m.method != "autoregressive" else "Target alone",
+def _phases(m) -> dict[str, float]:
+    """A run's time per phase of its iterations (``DecodeMetrics``), in seconds."""
+    return {"draft": m.time_draft_s, "target": m.time_target_s, "verify": m.time_verify_s,
+            "cache": m.time_cache_s, "other": m.time_other_s}
+
+
+def _metrics_row(m, draft: str | None) -> dict:
+    alone = m.method == "autoregressive"
+    return {"method": "Target alone" if alone else figures.short(m.method), "draft": draft,
             "block efficiency": m.block_efficiency, "tokens": m.tokens_generated,
             "iterations (target calls)": m.iterations, "tokens/s": m.tokens_per_second,
-            "root 1 − TV(p, q)": m.mean_root_acceptance if m.method != "autoregressive" else None,
-            "draft s": m.time_draft_s, "target s": m.time_target_s, "verify s": m.time_verify_s,
-            "other s": m.time_other_s}
+            "root 1 − TV(p, q)": None if alone else m.mean_root_acceptance,
+            **{f"{k} s": v for k, v in _phases(m).items()}}
 
 
-go = st.button("Generate", type="primary", key="dec_go")
+go = st.button("Generate", type="primary", key="dec_go", disabled=plan is None,
+               help="Choose a draft that the method verifies (the sentence above says why not)." if plan is None else None)
 text_box = st.empty()
 live = st.empty()
 live_chart = st.empty()
 
-if go:
+if go and plan is not None:
     texts = pair_picker.TokenTexts(pair)
     colored = pair_picker.ColoredText(prompt)
     t0 = time.perf_counter()
@@ -97,16 +186,15 @@ if go:
     taus: list[int] = []
     chart: list = []   # the live figure, built once: a redraw only sets its bars (a build costs ~0.07 s)
 
-    split = {"draft": 0.0, "target": 0.0, "verify": 0.0}
+    split = dict.fromkeys(figures.PHASE_COLORS, 0.0)
 
     def on_iteration(it) -> None:
         """Called by the decoder after each iteration with its ``IterationTrace``."""
         new = texts.extend([*it.accepted, it.extra])
         colored.add(new[:it.tau], new[it.tau], bool(it.is_bonus))
         taus.append(it.tau)
-        split["draft"] += it.draft_s
-        split["target"] += it.target_s
-        split["verify"] += it.verify_s
+        for phase, seconds in it.seconds.items():
+            split[phase] += seconds
         now = time.perf_counter()
         if now - last[0] > pair_picker.LIVE_TEXT_EVERY_S:
             last[0] = now
@@ -117,11 +205,10 @@ if go:
             busy = sum(split.values()) or 1.0
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
                           f"· {len(texts.tokens) / (now - t0):.1f} tokens/s · {len(texts.tokens)} tokens · time in "
-                          f"draft {split['draft'] / busy:.0%}, target {split['target'] / busy:.0%}, "
-                          f"verify {split['verify'] / busy:.0%}")
+                          + ", ".join(f"{k} {v / busy:.0%}" for k, v in split.items() if k != "other"))
         if now - last[1] > pair_picker.LIVE_CHART_EVERY_S:
             last[1] = now
-            rates = [float(np.mean([t >= i for t in taus])) for i in range(1, int(L) + 1)]
+            rates = [float(np.mean([t >= i for t in taus])) for i in range(1, plan.L + 1)]
             if not chart:
                 chart.append(figures.acceptance_per_position({method: rates}))
             chart[0].data[0].y = rates
@@ -131,8 +218,8 @@ if go:
 
     try:
         with st.spinner("Generating…"):
-            gen = pair_picker.generate(pair, method, K, L, T, prompt, max_new, seed, on_iteration=on_iteration)
-        ss["dec_result"] = {"config": config, "pair": config["pair"], "generation": gen,
+            gen = pair_picker.generate(pair, method, plan, T, prompt, max_new, seed, on_iteration=on_iteration)
+        ss["dec_result"] = {"config": config, "pair": config["pair"], "plan": plan, "generation": gen,
                             "segments": _segments(gen)}
     except Exception as exc:  # noqa: BLE001
         errors.show(exc, "the generation")
@@ -149,6 +236,7 @@ if result["config"] != config:
 text_box.html(pair_picker.colored_text_html(result["config"]["prompt"], result["segments"]))
 
 m = gen.metrics
+run_method = result["config"]["method"]
 st.header("How it went")
 c = st.columns(5)
 c[0].metric("Block efficiency (tokens per target call)", f"{m.block_efficiency:.3f}")
@@ -156,18 +244,18 @@ c[1].metric("Tokens per second", f"{m.tokens_per_second:.1f}")
 c[2].metric("Tokens generated", f"{m.tokens_generated}")
 c[3].metric("Iterations", f"{m.iterations}")
 c[4].metric("Stopped because", gen.stop_reason)
+drawn_by = "" if m.law == result["plan"].law else f" (drawn by {m.law}: at T = 0 {result['plan'].law} takes its T → 0 limit)"
+st.caption(f"{figures.short(run_method)} verified {m.draft}{drawn_by}: {m.mean_tree_nodes:.1f} drafted tokens per "
+           f"iteration on average, scored by the target with {m.attention}.")
 left, right = st.columns(2)
 with left:
-    charts.chart(figures.acceptance_per_position({result["config"]["method"]: m.acceptance_per_position}),
-                 key="dec_accept")
+    charts.chart(figures.acceptance_per_position({run_method: m.acceptance_per_position}), key="dec_accept")
 with right:
-    charts.chart(figures.time_split({result["config"]["method"]: {
-        "draft": m.time_draft_s, "target": m.time_target_s, "verify": m.time_verify_s,
-        "other": m.time_other_s}}), key="dec_time")
+    charts.chart(figures.time_split({run_method: _phases(m)}), key="dec_time")
 
 # -- one iteration's draft tree -----------------------------------------------------------------
 st.header("Open any iteration's draft tree")
-# Drawn only while open: a finished generation then draws its two charts, not three (a chart costs
+# Drawn only while open: a finished generation then draws its two charts, not four (a chart costs
 # the browser a full Plotly draw each time its figure changes), and the page is done sooner.
 tree_box = lazy.expander("Show the draft tree of an iteration", key="dec_tree_open")
 if tree_box is not None and gen.iterations:
@@ -175,52 +263,85 @@ if tree_box is not None and gen.iterations:
         n_it = len(gen.iterations)
         i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
         it = gen.iterations[i - 1]
-        block, trace = pair_picker.block_from_trace(it, pair.vocab_size)
+        run_plan = result["plan"]
+        block, trace = pair_picker.tree_from_trace(it, pair.vocab_size, run_plan)
         token = lambda t: pair_picker.visible(pair.decode([int(t)]))  # noqa: E731
-        charts.chart(figures.draft_tree(
-            block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
-            title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
-                  f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
+        draw = figures.draft_tree if run_plan.iid_chains else figures.token_tree
+        charts.chart(draw(block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
+                          title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
+                                f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
+        st.caption("The accepted path is thick and green, the extra token the gold star at its end; hover a node "
+                   "for p and q of its token. "
+                   + ("Each branch is labelled with the drafts that take it." if run_plan.iid_chains else
+                      f"Drawn by {it.law}: children on solid edges are deterministic (a rank of p), on dotted "
+                      "edges sampled; ×m marks a token drawn m times."))
         cols = st.columns(3)
         cols[0].metric("E[τ | these drafts]", text.fmt(it.expected_tau),
                        help="Exact over the verifier's coins, where the rule has a closed form.")
         cols[1].metric("Single-token optimum α* at the root", text.fmt(it.alpha_star_root),
-                       help="Best possible acceptance probability of the first token with K drafts (docs/maths.md, the single-token optimum).")
+                       help="Best possible acceptance probability of the first token with the root's draws (docs/maths.md, the single-token optimum).")
         cols[2].metric("1 − TV(p, q) at the root", text.fmt(it.acceptance_root))
-        st.dataframe(pd.DataFrame([{"token": repr(pair.decode([t])), "probability": pr}
-                                   for t, pr in it.residual_top]), hide_index=True, key="dec_residual",
-                     column_config={"probability": st.column_config.NumberColumn(format="%.4f")})
-        st.caption("Top of the distribution the extra token was drawn from (the residual, or q for a bonus).")
+        left, right = st.columns(2)
+        with left:
+            charts.chart(figures.time_split({run_method: {k: 1e3 * v for k, v in it.seconds.items()}},
+                                            title=f"Iteration {i}: where its {1e3 * it.iteration_s:.2f} ms went",
+                                            unit="ms"), key="dec_iter_time")
+        with right:
+            st.dataframe(pd.DataFrame([{"token": repr(pair.decode([t])), "probability": pr}
+                                       for t, pr in it.residual_top]), hide_index=True, key="dec_residual",
+                         column_config={"probability": st.column_config.NumberColumn(format="%.4f")})
+            st.caption("Top of the distribution the extra token was drawn from (the residual, or q for a bonus).")
 
-# -- compare methods ----------------------------------------------------------------------------
-st.header("Compare methods on the same prompt and seed")
+# -- compare methods and drafts -----------------------------------------------------------------
+st.header("Compare methods and drafts on the same prompt and seed")
 ss.setdefault("dec_compare", [x for x in ("bv", "spectr", "spectr_gbv", "rbv") if x in methods])
+ss.setdefault("dec_compare_drafts", [ABOVE])
 ss.setdefault("dec_baseline", True)
 chosen = st.multiselect("Methods", methods, key="dec_compare", format_func=figures.short)
+drafts = st.multiselect(
+    "Drafts", [ABOVE, *COMPARE_DRAFTS], key="dec_compare_drafts",
+    format_func=lambda d: f"the draft above ({plan.label})" if d == ABOVE and plan is not None else
+    "the draft above (refused)" if d == ABOVE else d,
+    help="Each method verifies each draft it is defined on: every rule on i.i.d. chains, the token-tree "
+         f"rules ({any_tree}) on any draft. The other drafts are those of the command line's "
+         "side-by-side suite (python -m core bench --suite trees).")
 baseline = st.checkbox("Include the target alone (for the speedup)", key="dec_baseline")
-if not chosen:
-    st.info("Choose at least one method under *Methods* to compare.")
-if st.button("Compare", key="dec_compare_go", disabled=not chosen):
-    runs = [(figures.short(x), x) for x in chosen] + ([("Target alone", "autoregressive")] if baseline else [])
+plans = {p_.label: p_ for d in drafts for p_ in ([plan] if d == ABOVE else [COMPARE_DRAFTS[d]]) if p_ is not None}
+runs, skipped = [], []
+for p_ in plans.values():
+    for x in chosen:
+        try:
+            check_plan(x, p_)
+            runs.append((x, p_))
+        except DecodingError:
+            skipped.append(f"{figures.short(x)} on {p_.label}")
+if not chosen or not plans:
+    st.info("Choose at least one method under *Methods* and one draft under *Drafts* to compare.")
+elif skipped:
+    st.info(f"Not run, the rule being defined on K i.i.d. chains only: {'; '.join(skipped)}."
+            + ("" if runs else f" Add {any_tree} to verify these drafts."))
+if st.button("Compare", key="dec_compare_go", disabled=not runs):
+    jobs = [((x, p_.label), x, p_) for x, p_ in runs] + ([("autoregressive", "autoregressive", None)] if baseline else [])
     bar = st.progress(0.0, text="Comparing")
     out = {}
-    for j, (name, x) in enumerate(runs):
-        bar.progress(j / max(1, len(runs)), text=f"Running {name} ({j + 1}/{len(runs)})")
+    for j, (key, x, p_) in enumerate(jobs):
+        name = "Target alone" if p_ is None else f"{figures.short(x)} on {p_.label}"
+        bar.progress(j / max(1, len(jobs)), text=f"Running {name} ({j + 1}/{len(jobs)})")
         try:
-            out[x] = pair_picker.generate(pair, x, K, L, T, prompt, max_new, seed).metrics
+            out[key] = pair_picker.generate(pair, x, p_, T, prompt, max_new, seed).metrics
         except Exception as exc:  # noqa: BLE001
             errors.show(exc, "the generation", prefix=f"{name}: ")
     bar.empty()
     ss["dec_compare_result"] = {"pair": pair_picker.pair_id(pair), "metrics": out}
 cmp_ = ss["dec_compare_result"]["metrics"] if "dec_compare_result" in ss else None
 if cmp_:
-    rows = [_metrics_row(x) for x in cmp_.values()]
+    rows = [_metrics_row(x, k[1] if isinstance(k, tuple) else None) for k, x in cmp_.items()]
     base = cmp_.get("autoregressive")
     for r, x in zip(rows, cmp_.values()):
         r["speedup vs target alone"] = (x.tokens_per_second / base.tokens_per_second) if base else None
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table", placeholder=text.DASH,
                  column_config={k: st.column_config.NumberColumn(format="%.3f") for k in
-                                ("block efficiency", "tokens/s", "draft s", "target s", "verify s", "other s",
+                                ("block efficiency", "tokens/s", *(f"{k} s" for k in figures.PHASE_COLORS),
                                  "speedup vs target alone")})
     spec_runs = {k: v for k, v in cmp_.items() if k != "autoregressive"}
     a, b = st.columns(2)
@@ -231,8 +352,7 @@ if cmp_:
         else:     # every method failed: no acceptance to draw (an empty chart read as a −1..1 axis)
             st.info("No speculative run finished, so there is no acceptance per position to draw.")
     with b:
-        charts.chart(figures.time_split({k: {"draft": v.time_draft_s, "target": v.time_target_s,
-                                              "verify": v.time_verify_s, "other": v.time_other_s}
-                                          for k, v in cmp_.items()}), key="dec_cmp_time")
-    st.caption("Same prompt, seed, K, L and T for every method. With T > 0 the texts differ between "
-               "methods (their coins differ) but every lossless method samples from the target's law.")
+        charts.chart(figures.time_split({k: _phases(v) for k, v in cmp_.items()}), key="dec_cmp_time")
+    st.caption("Same prompt, seed and T for every run; each draft has its own shape, law and depth (the column "
+               "“draft”). With T > 0 the texts differ between runs (their coins differ) but every lossless "
+               "method samples from the target's law.")

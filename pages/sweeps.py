@@ -1,6 +1,8 @@
-"""Sweeps: block efficiency and speedup against K, L or T for chosen methods on the real pair, with
-t-based 95% confidence bands where a point has two runs or more and, where it applies, the exact
-expectation given the drafts; CSV and JSON with readable column names."""
+"""Sweeps: block efficiency and speedup against K, L or T for chosen methods on the real pair, drafting
+K chains of length L by a draft law (i.i.d. by default), with t-based 95% confidence bands where a
+point has two runs or more and, where it applies, the exact expectation given the drafts; CSV and
+JSON with readable column names.  Static and dynamic trees, whose K and L are fixed by their shape,
+are the live decoder's (its comparison runs them side by side)."""
 from __future__ import annotations
 
 import json
@@ -11,8 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis.intervals import bounded_t_interval
+from core.data.laws import LAWS
+from core.decoding.errors import DecodingError
+from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import REGISTRY
 from pages.ui import charts, errors, figures, pair_picker, routing, text
+from pages.ui.toy_config import law_label
 
 routing.router_guard()
 
@@ -59,6 +65,8 @@ def parse_values(text_: str, axis: str) -> tuple[list, str | None]:
 st.title("Sweeps: block efficiency and speedup against K, L and T")
 st.markdown(
     "Run the real pair many times while one knob moves, and see how every chosen method responds. "
+    "Each run drafts K chains of L tokens, by the chosen draft law (the law draws the K first tokens, each "
+    "chain goes on i.i.d.); token trees are the live decoder's. "
     "Each point averages over prompts and seeds; the shaded band, where a point has two runs or "
     "more, is a 95% confidence interval for that average. "
     "The dashed line, where the rule has one, is 1 + E[τ | drafts]: the exact expectation over the "
@@ -75,11 +83,17 @@ ss.setdefault("sw_seeds", 2)
 ss.setdefault("sw_K", 2)
 ss.setdefault("sw_L", 4)
 ss.setdefault("sw_T", 1.0)
+ss.setdefault("sw_law", "iid")
 
 c1, c2 = st.columns([1, 2])
 axis = c1.radio("Sweep over", list(AXES), key="sw_axis", format_func=AXES.get, horizontal=True)
 values_text = c2.text_input(f"Values of {axis} (comma-separated)", value=DEFAULT_VALUES[axis], key=f"sw_values_{axis}")
-chosen = st.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
+m1, m2 = st.columns([3, 1])
+chosen = m1.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
+law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label,
+                   help="How the K first tokens are drawn from p: with replacement (iid: K i.i.d. drafts, which every "
+                        "rule verifies), without (wor), the K most probable (topk), or the K − 1 most probable and one "
+                        "sampled (greedy), which only the token-tree rules (rrs = SpecInfer, traversal) verify.")
 f1, f2, f3, f4, f5 = st.columns(5)
 K = f1.slider("K (when fixed)", *LIMITS["K"], key="sw_K", disabled=axis == "K")
 L = f2.slider("L (when fixed)", *LIMITS["L"], key="sw_L", disabled=axis == "L")
@@ -111,6 +125,22 @@ if not chosen:
     st.info("Pick at least one method.")
     st.stop()
 
+
+def drafts(v, m) -> StaticPlan:
+    """The chains that method ``m`` verifies at value ``v`` of the axis.  A single-draft rule checks
+    draft 1 only: drawing K drafts would only cost it time, and its speedup would fall with K for
+    nothing.  It draws one, whatever K is."""
+    k, l = (v if axis == "K" else K), (v if axis == "L" else L)
+    return StaticPlan.chains(1 if REGISTRY[m].single_draft else int(k), int(l), law)
+
+
+try:   # a rule that cannot verify these drafts is refused before anything runs, in one sentence
+    for v in values:
+        for m in chosen:
+            check_plan(m, drafts(v, m))
+except DecodingError as exc:
+    st.error(text.escape_markdown(f"This sweep is refused: {str(exc).strip().rstrip('.')}."))
+    st.stop()
 runs = len(values) * len(chosen) * len(prompts) * int(n_seeds)
 base_runs = (len(values) if axis == "T" else 1) * len(prompts) * int(n_seeds) if baseline else 0
 st.caption(f"{runs + base_runs} generations of up to {int(n_tokens)} tokens "
@@ -129,19 +159,17 @@ if st.button("Run sweep", type="primary", key="sw_go"):
     for v in values:
         k, l, t = (v if axis == "K" else K), (v if axis == "L" else L), (v if axis == "T" else T)
         for m in chosen:
-            # A single-draft rule checks draft 1 only: drawing K drafts would only cost it time, and
-            # its speedup would fall with K for nothing.  It draws one, whatever K is.
-            drawn = 1 if REGISTRY[m].single_draft else int(k)
+            plan = drafts(v, m)
             for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
-                        g = pair_picker.generate(pair, m, drawn, int(l), float(t), prompt, int(n_tokens), s)
+                        g = pair_picker.generate(pair, m, plan, float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
                         errors.show(exc, "the run", prefix=f"{figures.short(m)} at {axis} = {v}: ")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
-                    rows.append({"method": m, "K": int(k), "drafts_drawn": drawn, "L": int(l), "T": float(t),
+                    rows.append({"method": m, "K": int(k), "drafts_drawn": plan.K, "law": law, "L": int(l), "T": float(t),
                                  "prompt": prompt, "seed": s,
                                  "block_efficiency": g.metrics.block_efficiency,
                                  "tokens_per_second": g.metrics.tokens_per_second,
@@ -154,7 +182,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
             for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
-                        g = pair_picker.generate(pair, "autoregressive", 1, 1, float(t), prompt, int(n_tokens), s)
+                        g = pair_picker.generate(pair, "autoregressive", None, float(t), prompt, int(n_tokens), s)
                         base_rows.append({"T": float(t), "prompt": prompt, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001
@@ -162,7 +190,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                     tick("target alone")
     bar.empty()
     ss["sw_result"] = {"axis": axis, "rows": rows, "base": base_rows, "pair": pair_picker.pair_id(pair),
-                       "config": {"axis": axis, "values": values, "methods": chosen, "K": K, "L": L, "T": T,
+                       "config": {"axis": axis, "values": values, "methods": chosen, "K": K, "L": L, "T": T, "law": law,
                                   "prompts": prompts, "seeds": int(n_seeds), "new_tokens": int(n_tokens),
                                   "pair": [pair.target_name, pair.draft_name]}}
 

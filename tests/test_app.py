@@ -425,16 +425,17 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     assert all(0 < x <= 1 for x in root.iloc[:2]) and pd.isna(root.iloc[-1])   # no draft, no root
 
 
-def test_live_decoder_draws_its_three_charts_with_plotly(tiny_pair):
-    """After a generation: the acceptance bars and the time split, then the draft tree once its box is
-    opened, each a Plotly chart."""
+def test_live_decoder_draws_its_charts_with_plotly(tiny_pair):
+    """After a generation: the acceptance bars and the time split, then the draft tree and the
+    iteration's time split once its box is opened, each a Plotly chart."""
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 12, "dec_K": 2, "dec_L": 3})
     at.button(key="dec_go").click().run()
     no_errors(at)
     titles = lambda: [f["layout"]["title"]["text"] for f in figures_json(at)]  # noqa: E731
     assert [t.split(":")[0] for t in titles()] == ["Acceptance per draft position", "Where the time goes"]
     no_errors(open_box(at, "dec_tree_open"))
-    assert len(titles()) == 3 and titles()[2].startswith("Iteration 1:")
+    assert len(titles()) == 4 and titles()[2].startswith("Iteration 1: τ =")
+    assert titles()[3].startswith("Iteration 1: where its")
 
 
 def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
@@ -492,6 +493,24 @@ def test_sweeps_run_and_download(tiny_pair):
     assert labels.count("SVG") == labels.count("PNG") == 2   # one each per chart
     at.text_input(key="sw_values_K").set_value("1, x").run()
     assert not at.exception and "whole numbers" in at.error[0].value
+
+
+def test_sweeps_draft_chains_by_a_law_and_refuse_a_rule_that_cannot_verify_them(tiny_pair):
+    at = open_page("pages/sweeps.py", state={**pair_state(tiny_pair), "sw_tokens": 8, "sw_seeds": 1, "sw_law": "wor",
+                                             "sw_prompts": "def main():\\n", "sw_methods": ["bv", "rbv"],
+                                             "sw_baseline": False})
+    assert not at.exception
+    [error] = [e.value for e in at.error]      # BV draws one chain (one sample: every rule takes it); RBV two
+    assert error.startswith("This sweep is refused: rbv is defined on K i.i.d. chains only, not on chains 2×4, wor")
+    assert not [b for b in at.button if b.key == "sw_go"]          # nothing to run
+    at.multiselect(key="sw_methods").set_value(["bv", "traversal"]).run()
+    at.text_input(key="sw_values_K").set_value("1, 2").run()
+    at.button(key="sw_go").click().run()
+    no_errors(at)
+    runs = at.session_state["sw_result"]["rows"]
+    assert {(r["method"], r["K"], r["drafts_drawn"], r["law"]) for r in runs} == {
+        ("bv", 1, 1, "wor"), ("bv", 2, 1, "wor"), ("traversal", 1, 1, "wor"), ("traversal", 2, 2, "wor")}
+    assert at.session_state["sw_result"]["config"]["law"] == "wor"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -749,8 +768,133 @@ def test_live_decoder_empty_comparison_gets_a_message_not_an_empty_chart(tiny_pa
     monkeypatch.setattr(pair_picker, "generate", fails)
     at.multiselect(key="dec_compare").set_value(["bv"]).run()
     at.button(key="dec_compare_go").click().run()
-    assert not at.exception and any("BV: " in e.value and "RuntimeError" in e.value for e in at.error), [e.value for e in at.error]
+    assert not at.exception and any(e.value.startswith("BV on chains 2×4, iid: ") and "RuntimeError" in e.value
+                                    for e in at.error), [e.value for e in at.error]
     assert list(at.dataframe[-1].value["method"]) == ["Target alone"]
     assert any("No speculative run finished" in i.value for i in at.info)
     titles = [f["layout"]["title"]["text"] for f in figures_json(at)]
     assert sum("Acceptance per draft position" in t for t in titles) == 1   # the generation's own, not the comparison's
+
+
+# ------------------------------------------------------------------------------------------------
+# Issue 27, item 7: the live decoder drafts every shape and law
+# ------------------------------------------------------------------------------------------------
+
+def tree_nodes(fig: dict) -> dict[str, list]:
+    """The node markers of a drawn draft tree, per legend group (the extra token's star left out)."""
+    return {t["name"]: list(t["x"]) for t in fig["data"] if t.get("mode") == "markers+text"
+            and t.get("name") != "extra token (correction or bonus)"}
+
+
+def edge_count(fig: dict, name: str) -> int:
+    """How many edges the tree's line trace ``name`` draws (each is x0, x1, None)."""
+    return sum(len(t["x"]) // 3 for t in fig["data"] if t.get("name") == name and t.get("mode") == "lines")
+
+
+def test_live_decoder_static_topk_tree_at_T0_is_the_targets_greedy_text(tiny_pair):
+    """A static tree b = (2, 2, 1) drafted by topk, verified by rrs at T = 0, gives the target's own
+    greedy tokens; any iteration's tree is drawn with every node, its accepted path, deterministic
+    edges only, and its time split sums to the iteration's time."""
+    from core.decoding import AutoregressiveDecoder, SamplingConfig, load_pair
+
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_shape": "tree", "dec_b": "2,2,1",
+                                                    "dec_law": "topk", "dec_T": 0.0, "dec_method": "specinfer",
+                                                    "dec_max": 16, "dec_prompt": "def main():\n"})
+    no_errors(at)
+    assert any(c.value.startswith("Draft: b = (2, 2, 1), topk, at most 10 tokens") for c in at.caption)
+    assert slider(at, "dec_K").disabled and slider(at, "dec_L").disabled   # b fixes them
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    gen = at.session_state["dec_result"]["generation"]
+    greedy = AutoregressiveDecoder(load_pair(*tiny_pair), SamplingConfig(0.0)).generate("def main():\n", 16, 0)
+    assert gen.tokens == greedy.tokens and gen.metrics.draft == "b = (2, 2, 1), topk"
+    assert gen.metrics.tokens_generated == 16
+    no_errors(open_box(at, "dec_tree_open"))
+    i = max(range(len(gen.iterations)), key=lambda j: gen.iterations[j].tau)   # the longest accepted path
+    if i:
+        next(s for s in at.slider if s.label == "Iteration").set_value(i + 1).run()
+        no_errors(at)
+    it = gen.iterations[i]
+    tree = figure(at, f"Iteration {i + 1}: τ = {it.tau}")
+    nodes = tree_nodes(tree)
+    assert sum(map(len, nodes.values())) == len(it.nodes) == 1 + len(it.edges())
+    assert len(nodes.get("accepted sub-block", [])) == it.tau == edge_count(tree, "accepted path")
+    assert sorted(nodes.get("accepted sub-block", [])) == list(range(1, it.tau + 1))   # one per depth
+    assert edge_count(tree, "sampled edges") == 0          # topk: every child is a rank of p
+    split = figure(at, f"Iteration {i + 1}: where its")
+    parts = {t["name"]: t["x"][0] for t in split["data"]}
+    assert list(parts) == ["draft", "target", "verify", "cache", "other"]
+    assert sum(parts.values()) == pytest.approx(1e3 * it.iteration_s)
+    assert f"{1e3 * it.iteration_s:.2f} ms" in split["layout"]["title"]["text"]
+
+
+def test_live_decoder_wor_tree_and_dynamic_tree_run_and_compare(tiny_pair):
+    """A static tree drafted by wor at T = 0.7 runs (its children sampled: dotted edges), EAGLE-2's
+    dynamic tree runs within its budget, and the comparison runs each method on each draft it is
+    defined on, naming the pairs it did not run."""
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_shape": "tree", "dec_b": "2,2",
+                                                    "dec_law": "wor", "dec_T": 0.7, "dec_method": "traversal",
+                                                    "dec_max": 12})
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    gen = at.session_state["dec_result"]["generation"]
+    assert gen.metrics.draft == "b = (2, 2), wor" and gen.metrics.law == "wor" and gen.metrics.tokens_generated == 12
+    assert all(len(it.edges()) == 6 for it in gen.iterations)    # wor draws distinct tokens: 2 + 2·2 nodes
+    no_errors(open_box(at, "dec_tree_open"))
+    tree = figure(at, "Iteration 1: τ =")
+    it = gen.iterations[0]
+    assert edge_count(tree, "sampled edges") + edge_count(tree, "accepted path") == 6   # every child sampled
+
+    at.radio(key="dec_shape").set_value("dynamic").run()
+    at.number_input(key="dec_budget").set_value(6).run()
+    no_errors(at)
+    assert slider(at, "dec_K").label == "Width K" and at.selectbox(key="dec_law").disabled
+    at.button(key="dec_go").click().run()
+    no_errors(at)
+    gen = at.session_state["dec_result"]["generation"]
+    assert gen.metrics.draft == "dynamic tree of 6 nodes, depth 4, top-2" and gen.metrics.law == "topk"
+    assert all(1 <= len(it.edges()) <= 6 for it in gen.iterations)
+    assert figure(at, "Iteration 1: τ =")                   # the box stays open: the new run's tree
+
+    at.multiselect(key="dec_compare").set_value(["bv", "traversal"]).run()
+    at.multiselect(key="dec_compare_drafts").set_value(["above", "chains 4×4, iid"]).run()
+    no_errors(at)
+    assert any(i.value.startswith("Not run, the rule being defined on K i.i.d. chains only: "
+                                  "BV on dynamic tree of 6 nodes") for i in at.info), [i.value for i in at.info]
+    at.button(key="dec_compare_go").click().run()
+    no_errors(at)
+    table = at.dataframe[-1].value
+    assert list(zip(table["method"], table["draft"].fillna(""))) == [
+        ("Traversal", "dynamic tree of 6 nodes, depth 4, top-2"), ("BV", "chains 4×4, iid"),
+        ("Traversal", "chains 4×4, iid"), ("Target alone", "")]
+    compared = [f for f in figures_json(at) if f["layout"]["title"]["text"].startswith("Acceptance per")][-1]
+    assert [t["name"] for t in compared["data"]] == [
+        "Traversal · dynamic tree of 6 nodes, depth 4, top-2", "BV · chains 4×4, iid", "Traversal · chains 4×4, iid"]
+    assert [t["marker"]["pattern"]["shape"] for t in compared["data"]] == ["", "/", "/"]   # a pattern per draft
+
+
+def test_live_decoder_refuses_a_draft_it_cannot_verify_in_one_sentence(tiny_pair):
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_shape": "tree", "dec_b": "2,2",
+                                                    "dec_law": "wor", "dec_method": "bv"})
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error == ("This draft is refused: bv is defined on K i.i.d. chains only, not on b = (2, 2), wor; use the iid law on chains, "
+                     "or one of rrs (specinfer), traversal, typical.")
+    assert at.button(key="dec_go").disabled
+    for state, says in ((dict(dec_b="2,x"), "--tree must be comma-separated integers"),
+                        (dict(dec_b="8,8", dec_method="traversal"), "b = (8, 8), wor drafts 72 tokens"),
+                        (dict(dec_shape="dynamic", dec_budget=40, dec_K=2, dec_L=3),
+                         "a dynamic tree of depth 3 expanding 2 nodes per depth has only 10 candidates")):
+        for k, v in state.items():
+            at.session_state[k] = v
+        at.run()
+        assert not at.exception
+        [error] = [e.value for e in at.error]
+        assert error.startswith(f"This draft is refused: {says}") and "\n" not in error, error
+        assert at.button(key="dec_go").disabled
+    at.session_state["dec_shape"] = "chains"
+    at.session_state["dec_law"] = "iid"
+    at.session_state["dec_method"] = "bv"
+    at.run()
+    no_errors(at)                                          # today's default: i.i.d. chains, every rule
+    assert not at.button(key="dec_go").disabled

@@ -777,9 +777,54 @@ def test_live_decoder_methods_survive_a_pair_switch_and_an_empty_choice_says_so(
 
     box = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_role("combobox", name="Methods"))
     rerun(page, lambda: box.get_by_role("button", name="Clear all").click())
-    expect(page.get_by_text("Choose at least one method under Methods to compare.")).to_be_visible()
+    expect(page.get_by_text("Choose at least one method under Methods and one draft under Drafts to compare.")).to_be_visible()
     expect(page.get_by_role("button", name="Compare")).to_be_disabled()
     no_exception(page)
+
+
+def test_live_decoder_drafts_a_tree_and_draws_an_iterations_tree_and_time(server, browser_page, tmp_path):
+    """Issue 27, item 7: the static tree b = (2, 2, 1) drafted by wor.  RBV is refused in one sentence
+    and Generate waits; with Traversal the page generates, and the iteration's box draws its token
+    tree (wor's children sampled: dotted edges, the accepted path) and its time split, each a Plotly
+    chart."""
+    from tests.apptest import make_tiny_pair
+
+    page = browser_page
+    page.goto(f"{server}/live_decoder")
+    settle(page, timeout=SLOW)
+    load_local_pair(page, *make_tiny_pair(tmp_path / "pair"))
+    shapes = page.get_by_test_id("stRadio").filter(has_text="Draft shape")
+    rerun(page, shapes.get_by_text("static tree b", exact=True).click)
+    b = page.get_by_label("b (comma-separated)", exact=True)
+    expect(b).to_be_enabled()
+    expect(b).to_have_value("2,2,1")            # the page's default static tree
+    law = page.get_by_role("combobox", name="Draft law")
+    law.click()
+    law.fill("wor")
+    rerun(page, page.get_by_role("option", name="wor: sampling without replacement").click)
+    refused = page.get_by_test_id("stAlertContentError").filter(has_text="This draft is refused: rbv is defined on")
+    expect(refused).to_have_count(1)
+    assert "\n" not in refused.inner_text().strip()
+    expect(page.get_by_role("button", name="Generate")).to_be_disabled()
+    method = page.get_by_role("combobox", name="Method")
+    method.click()
+    method.fill("Traversal")
+    rerun(page, page.get_by_role("option", name="Traversal: leaf-to-root traversal of the draft tree").click)
+    expect(refused).to_have_count(0)
+    expect(page.get_by_text("Draft: b = (2, 2, 1), wor, at most 10 tokens")).to_be_visible()
+    set_number(page, page.get_by_label("New tokens"), "16")
+    page.get_by_role("button", name="Generate").click()
+    outcome(page, page.get_by_role("heading", name="How it went"), charts=2)
+    expect(page.get_by_text("Traversal verified b = (2, 2, 1), wor")).to_be_visible()
+    rerun(page, lambda: page.get_by_text("Show the draft tree of an iteration").click())
+    outcome(page, chart_titled(page, "Iteration 1: where its"), charts=4)
+    no_exception(page)
+    tree = {d["name"]: d for d in figure_data(page, "Iteration 1: τ =")}
+    edges = sum(len(tree[n]["x"]) // 3 for n in ("sampled edges", "accepted path") if n in tree)
+    assert edges == 10 and "edges" in tree and not tree["edges"]["x"]   # wor: every child sampled
+    assert [d["name"] for d in figure_data(page, "Iteration 1: where its")] == ["draft", "target", "verify",
+                                                                                  "cache", "other"]
+    page.screenshot(path=str(SHOTS / "live_decoder_tree.png"), full_page=True)
 
 
 def test_live_decoder_loads_models_only_under_the_models_root(server, browser_page, models_root, tmp_path):

@@ -433,6 +433,10 @@ def test_traces_and_metrics(tiny):
         assert m.tokens_generated == len(g.tokens)
         assert len(g.tokens) == 30 or (g.stop_reason == "eos" and g.tokens[-1] in tiny.eos_ids)
         assert 0 <= m.verify_fraction < 1
+        # each iteration's time split is its slice of the run's phases: summed, they are the metrics'
+        for phase in ("draft", "target", "verify", "cache", "other"):
+            assert sum(it.seconds[phase] for it in g.iterations) == pytest.approx(getattr(m, f"time_{phase}_s"))
+        assert all(0 < it.iteration_s == pytest.approx(sum(it.seconds.values())) for it in g.iterations)
         for it in g.iterations:
             block = it.block
             assert it.tau == len(it.accepted) and it.accepted == tuple(it.accepted)

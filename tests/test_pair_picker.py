@@ -14,6 +14,7 @@ pytest.importorskip("transformers")
 from markdown_it import MarkdownIt  # noqa: E402
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 
+from core.decoding.plans import StaticPlan  # noqa: E402
 from pages.ui import pair_picker, text  # noqa: E402
 
 CODE = "class T:\n    def _test_test_with_path(self):\n\n\n        return __init__ * 2\n"
@@ -106,7 +107,7 @@ def test_a_failed_pair_load_is_not_cached_and_the_real_pair_then_loads(monkeypat
         pair_picker.loaded_pair(pair_picker.PAIR_SOURCES[0])
     pair = pair_picker.loaded_pair(pair_picker.PAIR_SOURCES[0])
     assert all(p.device.type != "meta" for m in (pair.target, pair.draft) for p in m.parameters())
-    gen = pair_picker.generate(pair, "bv", 2, 2, 0.0, "def main():\n", 8, 0)
+    gen = pair_picker.generate(pair, "bv", StaticPlan.chains(2, 2), 0.0, "def main():\n", 8, 0)
     assert gen.metrics.tokens_generated >= 1
     pair_picker.loaded_pair.clear()
 

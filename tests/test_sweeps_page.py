@@ -127,8 +127,8 @@ def _fake_generate(monkeypatch, block_efficiency, tokens_per_second):
     from pages.ui import pair_picker
     asked = []
 
-    def generate(pair, method, K, L, T, prompt, max_new, seed, **kw):
-        asked.append((method, K))
+    def generate(pair, method, plan, T, prompt, max_new, seed, **kw):
+        asked.append((method, 1 if plan is None else plan.K))
         be = 1.0 if method == "autoregressive" else block_efficiency[method][seed]
         metrics = SimpleNamespace(block_efficiency=be, tokens_per_second=tokens_per_second[method][seed],
                                   tokens_generated=8, iterations=4)

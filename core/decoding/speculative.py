@@ -210,12 +210,12 @@ class SpeculativeDecoder:
             nodes.append(proposal.host.size - 1)
             stop = finish(new, extend(context, verdict), eos, max_new_tokens)
             t5 = time.perf_counter()
-            for phase, seconds in zip(("draft", "target", "verify", "cache", "other"),
-                                      (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+            split = (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)
+            for phase, seconds in zip(("draft", "target", "verify", "cache", "other"), split):
                 times[phase] += seconds
             if self.trace:
                 traces.append(iteration_trace(self.verifier, proposal, block, verdict, index=len(traces),
-                                              position=position, seconds=(t1 - t0, t2 - t1, t3 - t2, t4 - t3),
+                                              position=position, seconds=split,
                                               keep_block=self.keep_blocks))
                 if on_iteration is not None:
                     on_iteration(traces[-1])

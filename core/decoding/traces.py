@@ -33,7 +33,7 @@ class TreeNodeTrace:
 class IterationTrace:
     """Everything the app draws for one iteration: the tree (``nodes``: each node's prefix, so
     its parent is the prefix less its last token), the accepted path (``accepted``, a prefix of a
-    node), the extra token and the time split (draft, target, verify, cache)."""
+    node), the extra token and the time split (draft, target, verify, cache, other: ``seconds``)."""
 
     index: int
     position: int                       # context length at the start of the iteration
@@ -58,7 +58,21 @@ class IterationTrace:
     target_s: float
     verify_s: float
     cache_s: float
+    other_s: float                      # the iteration's bookkeeping after the commit (as DecodeMetrics' "other")
     block: DraftBlock | TokenTree | None = field(default=None, repr=False)
+
+    @property
+    def seconds(self) -> dict[str, float]:
+        """The iteration's wall-clock split, in the order it ran: draft (proposing), target
+        (scoring), verify (the rule), cache (rolling both caches back), other (the rest of the
+        loop); per phase, these sum over the iterations to ``DecodeMetrics``' times."""
+        return {"draft": self.draft_s, "target": self.target_s, "verify": self.verify_s,
+                "cache": self.cache_s, "other": self.other_s}
+
+    @property
+    def iteration_s(self) -> float:
+        """The iteration's wall-clock seconds: the sum of ``seconds``."""
+        return sum(self.seconds.values())
 
     def edges(self) -> list[dict]:
         """The tree's edges, breadth first, for drawing it: each non-root node with its parent

@@ -81,16 +81,16 @@ def step_traces(steps, accepted: Node) -> list[dict]:
 
 def iteration_trace(verifier: Verifier, proposal: Proposal, block: DraftBlock | TokenTree,
                     verdict: Verdict, *, index: int, position: int,
-                    seconds: tuple[float, float, float, float], keep_block: bool) -> IterationTrace:
+                    seconds: tuple[float, float, float, float, float], keep_block: bool) -> IterationTrace:
     """The trace of iteration ``index`` started at context length ``position``; ``seconds`` are
-    its (draft, target, verify, cache) wall-clock times."""
+    its (draft, target, verify, cache, other) wall-clock times."""
     tr = verdict.trace
     residual = np.asarray(verdict.residual, dtype=np.float64)
     residual = residual / residual.sum()
     # only a closed form: enumerating a rule's coins every iteration would cost more than decoding
     expected = verifier.expected_tau(block) if verifier.closed_form_tau else None
     p0, q0 = block.p[()], block.q[()]
-    draft_s, target_s, verify_s, cache_s = seconds
+    draft_s, target_s, verify_s, cache_s, other_s = seconds
     root_draws = len(proposal.draws[()]) if () in proposal.draws else block.K
     return IterationTrace(
         index=index, position=position, draft=proposal.plan.label, law=proposal.law,
@@ -105,5 +105,5 @@ def iteration_trace(verifier: Verifier, proposal: Proposal, block: DraftBlock | 
         expected_tau=None if expected is None else float(expected),
         alpha_star_root=single_token_optimum(p0, q0, root_draws),
         acceptance_root=root_acceptance(block),
-        draft_s=draft_s, target_s=target_s, verify_s=verify_s, cache_s=cache_s,
+        draft_s=draft_s, target_s=target_s, verify_s=verify_s, cache_s=cache_s, other_s=other_s,
         block=block if keep_block else None)

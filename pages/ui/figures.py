@@ -557,8 +557,10 @@ def _tree_ending(fig: go.Figure, pos, current, complete: bool, accepted, extra, 
 
 
 def _tree_layout(fig: go.Figure, nodes, L: int, title: str, height: int | None, right: float = 1.5) -> go.Figure:
-    """Depth on x (0 to L, room for the extra token and ``right`` of labels), one row per leaf."""
-    n_leaves = max(1, len([s for s in nodes if len(s) == L]))
+    """Depth on x (0 to L, room for the extra token and ``right`` of labels), one row per leaf (a node
+    without children: above depth L too, in a rank-path or dynamic tree)."""
+    parents = {s[:-1] for s in nodes if s}
+    n_leaves = max(1, len([s for s in nodes if s not in parents]))
     fig.update_xaxes(title_text="depth (tokens into the block)", dtick=1, range=[-0.4, L + right],
                      showgrid=False, zeroline=False)
     fig.update_yaxes(visible=False, range=[-1.0, n_leaves - 0.2])
@@ -663,7 +665,7 @@ def _test_lines(s, shown, who: str) -> list[str]:
 
 def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: int | None = None,
                title: str = "Token tree", current: tuple[int, ...] | None = None,
-               path_q: bool = False) -> go.Figure:
+               path_q: bool = False, token_text: Callable[[int], str] | None = None) -> go.Figure:
     """A drafted token tree (``core.data.token_tree.TokenTree``, any shape and law); node x = depth.
 
     Children drafted deterministically (a rank of p: every child of ``topk``, greedy's Top) hang on
@@ -673,7 +675,8 @@ def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: 
     (the first ``upto`` tests, the ring on ``current``, the accepted path and the extra token once
     all are shown).  ``path_q`` writes q(s), the target's probability of the path to each node, beside
     it: on a tree drafted by ``topk`` at every node these terms sum to E[τ] (docs/maths.md, "Top-k
-    trees: a closed form").  Hover gives p, q, the draw and the test of every node."""
+    trees: a closed form").  Hover gives p, q, the draw and the test of every node.  ``token_text``
+    labels each node with its token's text instead of its id (a real model's tree)."""
     nodes = tree.nodes()
     pos = _tree_positions(nodes)
     shown, complete, status, acc_path = _test_status(trace, upto, accepted)
@@ -689,7 +692,8 @@ def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: 
             x=[(pos[s[:-1]][0] + pos[s][0]) / 2 for s in many], y=[(pos[s[:-1]][1] + pos[s][1]) / 2 for s in many],
             mode="text", text=[f"×{tree.multiplicity(s)}" for s in many], textposition="top center",
             textfont=dict(size=TICK_SIZE - 1, color="#555555"), showlegend=False, name="multiplicities",
-            hovertext=[f"{tokens_str(s)} was drawn {tree.multiplicity(s)} times at {tokens_str(s[:-1])}" for s in many],
+            hovertext=[f"{tokens_str(s, token_text)} was drawn {tree.multiplicity(s)} times at "
+                       f"{tokens_str(s[:-1], token_text)}" for s in many],
             hoverinfo="text"))
 
     def hover(s):
@@ -698,9 +702,10 @@ def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: 
         u = s[:-1]
         law = tree.law_at(len(u)).name
         how = "deterministic (a rank of p)" if s not in sampled else "sampled from p"
-        lines = [f"node {tokens_str(s)}  (depth {len(s)})",
-                 f"drafted by {law} at {tokens_str(u)}: {how}; drawn {tree.multiplicity(s)} time(s) of {len(tree.draws[u])}"]
-        lines += _node_lines(s, tree, None)
+        lines = [f"node {tokens_str(s, token_text)}  (depth {len(s)})",
+                 f"drafted by {law} at {tokens_str(u, token_text)}: {how}; drawn {tree.multiplicity(s)} time(s) "
+                 f"of {len(tree.draws[u])}"]
+        lines += _node_lines(s, tree, token_text)
         return "<br>".join(lines + _test_lines(s, shown, "draw"))
 
     if trace is None:
@@ -710,7 +715,7 @@ def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: 
         groups = {"root": [], "accepted": [], "passed": [], "rejected": [], "untested": []}
         for s in nodes:
             groups["root" if not s else status.get(s, "untested")].append(s)
-    _tree_nodes(fig, groups, pos, hover, _node_token(None), None)
+    _tree_nodes(fig, groups, pos, hover, _node_token(token_text), token_text)
     if path_q and len(nodes) > 1:
         terms = [(s, tree.q_joint(s)) for s in nodes[1:]]
         fig.add_trace(go.Scatter(
@@ -721,7 +726,7 @@ def token_tree(tree, trace=None, upto: int | None = None, accepted=None, extra: 
             hovertext=[f"q({tokens_str(s)}) = {v:.6f}: the target's probability of this path, this node's "
                        f"term of Σ q(s)" for s, v in terms], hoverinfo="text",
             name="q(s): each node's term of E[τ] = Σ q(s)"))
-    _tree_ending(fig, pos, current, complete, accepted, extra, None)
+    _tree_ending(fig, pos, current, complete, accepted, extra, token_text)
     return _tree_layout(fig, nodes, tree.L, title, None)
 
 
@@ -884,10 +889,32 @@ def scaling_plot(Vs: Sequence[int], seconds: Sequence[float], slope: float) -> g
 # Real decoder and sweeps
 # ------------------------------------------------------------------------------------------------
 
-def acceptance_per_position(rates: Mapping[str, Sequence[float]]) -> go.Figure:
+# A *run* of the real decoder, as its charts key it: a method ("rbv", "autoregressive"), or a method
+# with the draft it verified: ("traversal", "chains 4×4, iid").
+
+#: Bar patterns telling apart the drafts of runs that compare several (colour stays the rule's).
+DRAFT_PATTERNS = ("", "/", "x", ".", "\\", "-", "|", "+")
+
+
+def _runs(keys: Sequence) -> list[tuple[str, str, str]]:
+    """(legend name, colour, bar pattern) of each run (above): the rule's short name and colour; when
+    the runs verified more than one draft, the name also says the draft and the pattern tells it."""
+    drafts = list(dict.fromkeys(k[1] for k in keys if isinstance(k, tuple)))
+    out = []
+    for k in keys:
+        method, draft = k if isinstance(k, tuple) else (k, None)
+        several = len(drafts) > 1 and draft is not None
+        out.append((f"{short(method)} · {draft}" if several else short(method), color(method),
+                    DRAFT_PATTERNS[drafts.index(draft) % len(DRAFT_PATTERNS)] if several else ""))
+    return out
+
+
+def acceptance_per_position(rates: Mapping) -> go.Figure:
+    """P(τ ≥ i) per draft position i, one group of bars per position, one bar per run (keyed as above)."""
     fig = go.Figure()
-    for m, r in rates.items():
-        fig.add_trace(go.Bar(x=list(range(1, len(r) + 1)), y=list(r), name=short(m), marker_color=color(m)))
+    for (name, fill, pattern), r in zip(_runs(list(rates)), rates.values()):
+        fig.add_trace(go.Bar(x=list(range(1, len(r) + 1)), y=list(r), name=name,
+                             marker=dict(color=fill, pattern=dict(shape=pattern))))
     fig.update_layout(barmode="group")
     fig.update_xaxes(dtick=1)
     fig.update_yaxes(range=[0, 1.05])
@@ -895,16 +922,24 @@ def acceptance_per_position(rates: Mapping[str, Sequence[float]]) -> go.Figure:
                    height=340)
 
 
-def time_split(parts: Mapping[str, Mapping[str, float]]) -> go.Figure:
+#: The decoder's wall-clock phases, in the order an iteration runs them, and their colours.
+PHASE_COLORS = {"draft": "#9ecae1", "target": "#3182bd", "verify": "#ffbf00", "cache": "#44aa99",
+                "other": "#c7c7c7"}
+
+
+def time_split(parts: Mapping, title: str = "Where the time goes", unit: str = "seconds") -> go.Figure:
+    """One stacked bar per run (keyed as above): its time in each phase (``PHASE_COLORS``' order), in ``unit``."""
     fig = go.Figure()
-    palette = {"draft": "#9ecae1", "target": "#3182bd", "verify": "#ffbf00", "other": "#c7c7c7"}
-    methods = list(parts)
-    keys = sorted({k for v in parts.values() for k in v}, key=lambda k: list(palette).index(k) if k in palette else 99)
+    runs = list(parts)
+    names = [name for name, _, _ in _runs(runs)]
+    keys = sorted({k for v in parts.values() for k in v},
+                  key=lambda k: list(PHASE_COLORS).index(k) if k in PHASE_COLORS else 99)
     for k in keys:
-        fig.add_trace(go.Bar(y=[short(m) for m in methods], x=[parts[m].get(k, 0.0) for m in methods],
-                             name=k, orientation="h", marker_color=palette.get(k, "#888")))
+        fig.add_trace(go.Bar(y=names, x=[parts[m].get(k, 0.0) for m in runs], name=k, orientation="h",
+                             marker_color=PHASE_COLORS.get(k, "#888"),
+                             hovertemplate=f"%{{y}}: {k} %{{x:.4g}} {unit}<extra></extra>"))
     fig.update_layout(barmode="stack", legend_traceorder="normal")
-    return _layout(fig, "Where the time goes", "seconds", "method", height=260 + 30 * len(methods))
+    return _layout(fig, title, unit, "method", height=260 + 30 * len(runs))
 
 
 def sweep_lines(df, x: str, y: str, lo: str | None, hi: str | None, theory: str | None = None,

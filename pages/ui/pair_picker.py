@@ -17,6 +17,8 @@ import numpy as np
 import streamlit as st
 import torch
 
+from core.data.shapes import Shape
+from core.data.token_tree import TokenTree
 from core.data.trace import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
@@ -26,7 +28,7 @@ from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import errors, models_root
 
 __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
-           "decoder_methods", "TokenTexts", "token_texts", "visible", "block_from_trace", "ColoredText", "colored_text_html",
+           "decoder_methods", "TokenTexts", "token_texts", "visible", "tree_from_trace", "ColoredText", "colored_text_html",
            "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
 
 #: The live page redraws its text and metrics, and its chart, at most this often (seconds).  Each
@@ -196,13 +198,15 @@ def pair_picker(prefix: str):
     return pair
 
 
-def generate(pair, method: str, K: int, L: int, T: float, prompt: str, max_new_tokens: int, seed: int,
-             on_iteration: Callable | None = None, top_k: int | None = None, top_p: float | None = None):
-    """One seeded generation with ``core.decoding``; ``on_iteration(IterationTrace)`` streams each step."""
-    sampling = SamplingConfig(float(T), top_k, top_p)
+def generate(pair, method: str, plan, T: float, prompt: str, max_new_tokens: int, seed: int,
+             on_iteration: Callable | None = None):
+    """One seeded generation with ``core.decoding``: ``method`` verifying the drafts of ``plan`` (a
+    ``core.decoding.plans`` plan; ignored by "autoregressive", the target alone);
+    ``on_iteration(IterationTrace)`` streams each step."""
+    sampling = SamplingConfig(float(T))
     if method == "autoregressive":
         return AutoregressiveDecoder(pair, sampling).generate(prompt, int(max_new_tokens), int(seed))
-    dec = SpeculativeDecoder(pair, method, int(K), int(L), sampling)
+    dec = SpeculativeDecoder(pair, method, sampling=sampling, plan=plan)
     return dec.generate(prompt, int(max_new_tokens), int(seed), on_iteration=on_iteration)
 
 
@@ -247,20 +251,36 @@ def visible(text: str, limit: int = 8) -> str:
     return t if len(t) <= limit or t == "⟨empty⟩" else t[: limit - 1] + "…"
 
 
-def block_from_trace(it, V: int):
-    """A DraftBlock and a Trace rebuilt from a decoder ``IterationTrace`` for drawing its tree: p and
-    q hold the probabilities of the drafted tokens (what the tree shows), the rest is zero."""
+def tree_from_trace(it, V: int, plan):
+    """What the rule read in a decoder ``IterationTrace``, rebuilt from its edges
+    (``IterationTrace.edges``) for drawing, and the rule's ``Trace``: K i.i.d. chains (``plan.iid_chains``)
+    as a ``DraftBlock``, any other draft as a ``TokenTree`` of the law that drew it (``it.law``: topk
+    for wor and greedy at T = 0), so that its figure tells deterministic children from sampled ones.
+    p and q hold the probabilities of the drafted tokens (what the tree shows), the rest is zero; a
+    node's draws are its children in the order they were first drawn, each as often as it was drawn.
+    The ``TokenTree``'s shape is the plan's for a static plan, else the smallest static tree
+    containing this one (b_d = the most children of a node of depth d − 1, as the decoder reads it)."""
     p: dict = {}
     q: dict = {}
-    for n in it.nodes:
-        if n.token is None:
-            continue
-        parent = tuple(n.node[:-1])
-        p.setdefault(parent, np.zeros(V))[n.token] = n.p_token
-        q.setdefault(parent, np.zeros(V))[n.token] = n.q_token
+    draws: dict = {}
+    times = {n.node: n.multiplicity for n in it.nodes}
+    for e in it.edges():
+        u, t = tuple(e["parent"]), int(e["token"])
+        p.setdefault(u, np.zeros(V))[t] = e["p"]
+        q.setdefault(u, np.zeros(V))[t] = e["q"]
+        draws.setdefault(u, []).extend([t] * times[tuple(e["node"])])
     for n in it.nodes:
         q.setdefault(tuple(n.node), np.zeros(V))
-    block = DraftBlock(np.asarray(it.drafts, dtype=np.int64), p, q)
+    if plan.iid_chains:
+        block = DraftBlock(np.asarray(it.drafts, dtype=np.int64), p, q)
+    else:
+        shape = getattr(plan, "shape", None)
+        if shape is None:
+            widest: dict[int, int] = {}
+            for u in draws:
+                widest[len(u)] = max(widest.get(len(u), 0), len(draws[u]))
+            shape = Shape.tree(tuple(widest[d] for d in sorted(widest)))
+        block = TokenTree(shape, it.law, {u: tuple(xs) for u, xs in draws.items()}, p, q)
     trace = Trace(tests=[Test(tuple(t["node"]), int(t["draft"]), float(t["prob"]), bool(t["passed"]), t["kind"])
                          for t in it.tests],
                   quantities={tuple(d["node"]): {k: float(v) for k, v in d.items() if k != "node"}
