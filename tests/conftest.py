@@ -21,3 +21,14 @@ def models_root(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EXPLORER_MODELS_ROOT", str(base))
         yield base
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Torch on one thread for a module's tests (the decoder's default; two threads beside other
+    load run several times slower on the 2-core machine), restored afterwards."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -31,12 +31,7 @@ needs_toy = pytest.mark.skipif(not HAVE_TOY, reason="the bundled pair is not tra
 LOSSLESS = [m for m in decoder_methods() if get_verifier(m).lossless_by_theory]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------------------------------

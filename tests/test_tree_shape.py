@@ -28,12 +28,7 @@ from core.decoding.plans import RankTreePlan, parse_rank_paths
 V = 12
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tokenizer():
