@@ -78,8 +78,7 @@ def budget_shapes(budget: int, L: int) -> list[Shape]:
     if budget < L:
         raise InvalidInput(f"a tree of depth L={L} drafts at least {L} tokens; the budget n={budget} is smaller")
 
-    chains = [Shape.chains_of(budget // L, L)] if L >= 2 and budget % L == 0 else []
-    return chains + list(Shape.of_budget(int(budget), int(L)))
+    return [*Shape.chains_of_budget(int(budget), int(L)), *Shape.of_budget(int(budget), int(L))]
 
 
 @dataclass(frozen=True)

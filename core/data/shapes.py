@@ -104,6 +104,17 @@ class Shape:
 
         return tuple(cls.tree(b) for b in trees(n, L))
 
+    @classmethod
+    def chains_of_budget(cls, n: int, L: int) -> tuple["Shape", ...]:
+        """The chains (n/L)×L of budget n, where there are such chains: L divides n and L ≥ 2 (at
+        L = 1 the chains n×1 are the tree (n), which ``of_budget`` lists); empty otherwise.
+
+        >>> [s.label for s in Shape.chains_of_budget(6, 2)], Shape.chains_of_budget(6, 4)
+        (['chains 3×2'], ())
+        """
+        n, L = _positive_int("n", n), _positive_int("L", L)
+        return (cls.chains_of(n // L, L),) if L > 1 and n % L == 0 else ()
+
     @property
     def L(self) -> int:
         """Depth: the length of every path from the root to a leaf."""

@@ -140,13 +140,12 @@ class SweepConfig:
 
     def draft_shapes(self, L: int) -> list[Shape]:
         """The shapes of depth L a draft sweep analyses: the static trees of that depth; or, per
-        budget n, every static tree of budget n (``Shape.of_budget``) and the chains (n/L)×L when
-        L divides n and L ≥ 2 (at L = 1 chains K×1 are the tree (K)); or chains K×L for each K."""
+        budget n, every static tree of budget n (``Shape.of_budget``) and the chains (n/L)×L where
+        there are such (``Shape.chains_of_budget``); or chains K×L for each K."""
         if self.trees:
             return [Shape.tree(b) for b in self.trees if len(b) == L]
         if self.budgets:
-            return [shape for n in self.budgets for shape in
-                    (*Shape.of_budget(n, L), *([Shape.chains_of(n // L, L)] if n % L == 0 and L > 1 else []))]
+            return [shape for n in self.budgets for shape in (*Shape.of_budget(n, L), *Shape.chains_of_budget(n, L))]
         return [Shape.chains_of(K, L) for K in self.Ks]
 
     def draft_laws(self) -> tuple[str, ...]:
