@@ -3,8 +3,6 @@
 certificates (``core.bounds.certify``), and the name ``rrs`` in every token-tree output."""
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import json
 import math
@@ -25,17 +23,9 @@ from core.data.drafting import node_set_law
 from core.data.shapes import Shape
 from core.errors import InvalidInput
 from core.rules.registry import display_name, make_verifier
-from tests.test_trees import TOYS, TRI, VECTORS, shape_of
+from tests.test_trees import TOYS, TRI, VECTORS, cli, shape_of
 
 F = Fraction
-
-
-def cli(*args: str) -> tuple[int, str, str]:
-    from core.cli import main
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(args))
-    return status, out.getvalue(), err.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------

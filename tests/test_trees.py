@@ -503,7 +503,8 @@ def test_the_time_estimate_refuses_too_large_spaces_in_one_line():
 # ---------------------------------------------------------------------------------------------
 
 def cli(*args: str) -> tuple[int, str, str]:
-    from core.cli.lab import main
+    """``python -m core ARGS`` in this process: (exit status, stdout, stderr)."""
+    from core.cli import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(list(args))
