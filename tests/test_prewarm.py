@@ -73,6 +73,26 @@ def test_a_module_that_cannot_be_imported_does_not_stop_the_rest(modules):
     assert done(modules["other"])
 
 
+def test_each_import_freezes_what_is_alive_so_the_collection_after_every_script_skips_it(modules, tmp_path):
+    """Streamlit collects every generation after every script run; what the thread imports (objects
+    that live as long as the server) is frozen, so those collections skip it.  An object alive
+    before an import is moved out of the collector's generations into the permanent one."""
+    import gc
+    (tmp_path / f"{modules['other']}.py").write_text("TABLE = [[i] for i in range(5000)]\nVALUE = 2\n")
+    gc.unfreeze()
+    try:
+        thread = prewarm.Prewarm([modules["other"]], activity=prewarm.Activity(), wanted=threading.Event(),
+                                 quiet_s=0.0).start()
+        thread.join(10)
+        assert done(modules["other"])
+        table = sys.modules[modules["other"]].TABLE
+        frozen = gc.get_freeze_count()
+        assert frozen >= 5001                        # the module's 5,001 lists among them
+        assert not any(o is table for o in gc.get_objects(generation=2))
+    finally:
+        gc.unfreeze()                                # leave pytest's collector as it was
+
+
 def test_a_page_that_wants_the_imports_drops_the_quiet_period_but_not_the_exclusion(modules):
     activity, wanted = prewarm.Activity(), threading.Event()
     with activity.script():
