@@ -99,11 +99,12 @@ with errors.guard("the losslessness verdict"):
                                 "compensated target exists (reconstructed exactly).")
                     runs = claims.repair_iterations(draft, target, cfg.K, cfg.L)
                     if runs is not None:
-                        st.dataframe(pd.DataFrame([
+                        st.markdown(text.markdown_table([
                             {"iterations run exactly": r.n,
                              "target": "compensated (Algorithm 2)" if r.compensated else "plain q",
-                             "TV of the first 2 tokens from q": r.tv, "tokens per iteration": r.tokens_per_iteration}
-                            for r in runs]), hide_index=True, width="stretch", key="claims_iter")
+                             "TV of the first 2 tokens from q": text.number(r.tv),
+                             "tokens per iteration": text.fmt(r.tokens_per_iteration)}
+                            for r in runs]))
                         st.caption("With compensation the text is lossless, but each iteration then emits "
                                    "fewer tokens: the block efficiency the rule advertises is not what it delivers.")
         if (repro := lazy.expander("Reproduce", key="claims_repro")) is not None:
@@ -229,9 +230,10 @@ st.session_state["claims_verdicts"] = dict(verdicts)
 
 # Summary --------------------------------------------------------------------------------------------
 st.header("Summary on this configuration")
-st.dataframe(pd.DataFrame([{"claim": k, "verdict": MEASURED_WORDS[v] if k in measured_claims else v,
-                            "how": MEASURED if k in measured_claims else "exact"}
-                           for k, v in verdicts.items()]), hide_index=True, width="stretch", key="claims_summary")
+# A Markdown table, not st.dataframe: six rows do not need the data grid's 1.5 MB of scripts.
+st.markdown(text.markdown_table([{"claim": k, "verdict": MEASURED_WORDS[v] if k in measured_claims else v,
+                                  "how": MEASURED if k in measured_claims else "exact"}
+                                 for k, v in verdicts.items()]))
 toy_config.copy_configuration(cfg, text.all_methods(), ["lp", "cic"], key="claims_copy",
                               label="Reproduce these verdicts on the command line")
 
