@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.rules.registry import REGISTRY
-from pages.ui import cached, charts, errors, figures, routing, text
+from pages.ui import cached, charts, errors, figures, lazy, routing, text
 from toy_models import PRESETS
 
 routing.router_guard()
@@ -60,12 +60,17 @@ with right:
     st.caption("The binary toy with K = 2: every claim of the paper, with a verdict computed live.")
 
 st.header("The methods")
-lines = ["| method | what it does | source |", "|---|---|---|"]
-for rule in REGISTRY.values():
-    swatch = f'<span style="color:{rule.color}">●</span>'
-    lines.append(f"| {swatch} **{rule.short}** — {rule.label} | {rule.summary} | {rule.source} |")
-st.markdown("\n".join(lines), unsafe_allow_html=True)
-st.caption("The dot is the method's colour, the same on every page.")
+# Drawn once opened: twelve rows of dense text on the first render cost a fresh browser about 0.2 s
+# while it is busy with Plotly's script (docs/app.md, "Page speed").
+if (box := lazy.expander(f"What each of the {len(REGISTRY)} methods does, and where it comes from",
+                         key="start_methods")) is not None:
+    with box:
+        lines = ["| method | what it does | source |", "|---|---|---|"]
+        for rule in REGISTRY.values():
+            swatch = f'<span style="color:{rule.color}">●</span>'
+            lines.append(f"| {swatch} **{rule.short}** — {rule.label} | {rule.summary} | {rule.source} |")
+        st.markdown("\n".join(lines), unsafe_allow_html=True)
+        st.caption("The dot is the method's colour, the same on every page.")
 
 st.header("The pages")
 c1, c2, c3 = st.columns(3)

@@ -19,6 +19,7 @@ from tests.apptest import (APP, figure, figures_json, no_errors, open_box, open_
 # ------------------------------------------------------------------------------------------------
 
 def test_start_page_renders_picture_and_links():
+    from core.rules.registry import REGISTRY
     at = open_page("pages/start.py")
     no_errors(at)
     assert at.title[0].value.startswith("Speculative decoding")
@@ -27,9 +28,15 @@ def test_start_page_renders_picture_and_links():
     assert "accepted sub-block" in names and "extra token (correction or bonus)" in names   # the legend
     links = [el for el in at.get("page_link")]
     assert len(links) >= 3
-    text = " ".join(m.value for m in at.markdown)
-    for method in ("SD", "BV", "SpecTr-GBV", "RBV"):
-        assert method in text
+    # The methods' table is drawn once its box is opened: one row per registered rule.
+    box = next(e for e in at.expander if e.label.startswith("What each of the"))
+    assert box.label == f"What each of the {len(REGISTRY)} methods does, and where it comes from"
+    assert not any(m.value.startswith("| method |") for m in at.markdown)
+    open_box(at, "start_methods")
+    [table] = [m.value for m in at.markdown if m.value.startswith("| method | what it does | source |")]
+    assert len(table.splitlines()) == 2 + len(REGISTRY)
+    for rule in REGISTRY.values():
+        assert f"**{rule.short}** — {rule.label} | {rule.summary}" in table
 
 
 # ------------------------------------------------------------------------------------------------
@@ -211,7 +218,7 @@ def test_labels_symbols_notes_and_export_on_start_and_lab():
     """Issue 12, items 4 and 7: "short — label" from the metadata; a "What am I looking at?" note per
     figure defining its symbols; "lossless", never "valid"; every chart exports a PNG at slide scale."""
     from core.rules.registry import REGISTRY
-    start = open_page("pages/start.py")
+    start = open_box(open_page("pages/start.py"), "start_methods")     # the methods' table, opened
     no_errors(start)
     md = " ".join(m.value for m in start.markdown)
     for cls in REGISTRY.values():
