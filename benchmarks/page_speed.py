@@ -14,14 +14,17 @@ slows down during the run slows every one of them alike.  Each measurement start
 - **Tour** (one browser started afresh, the pages in turn, as a reader clicks through a fresh
   server): ``cold`` is each page's first render.  The first page's is the *cold first render*: a
   fresh server and a browser that has never seen the app, like the floor's own first visit.  Then
-  ``rounds`` more visits of the page in fresh sessions (``warm``, median reported).
+  ``rounds`` more visits of the page in fresh sessions (``warm``, median reported), once the server
+  is quiet (``wait_quiet``: under 5% of a core for a second, its start-up work done).  On the first
+  page, ``rounds`` visits right after the cold one come first (``startup``): reloads while the
+  server still imports in the background what the other pages need (``pages/ui/prewarm.py``), each
+  of which can wait for one import step.
 - **Slider change**: on the toy laboratory at its default configuration, K moved by one step with
   the keyboard, timed to the end of the rerun it causes with every chart drawn again (``rounds``
   moves each way).
 - **Fresh browser** (``--fresh N``): each page's first render in N browsers started afresh (empty
   profile: no cached scripts, no compiled code), the server warm, as for a reader who opens a shared
-  link for the first time.  Measured after ``QUIET_S`` without a visit, for whatever the server
-  does in the background after a page (its background imports) to end.
+  link for the first time.  Measured once the server is quiet.
 
 A *first render* runs from ``goto`` to the app idle (``[data-testid=stApp][data-test-script-state=
 notRunning]``), no element stale, no placeholder left (``stSkeleton``) and every Plotly chart on the
@@ -49,12 +52,12 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from benchmarks.browser import ARGS, DEBIAN_CHROMIUM, WATCH_RUN, find_chromium, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("", "toy_lab", "one_step", "live_decoder", "sweeps", "claims", "leaderboard")
+PAGES = ("", "toy_lab", "draft_trees", "one_step", "live_decoder", "sweeps", "claims", "leaderboard")
 VIEWPORT = {"width": 1400, "height": 2400}
 #: The goals: a cold first render within this many times the floor's; warm renders and a slider
 #: change within this many seconds (on the idle 2-core machine).
 COLD_GOAL, WARM_GOAL_S = 1.3, 1.5
-#: Seconds without a visit before the fresh-browser visits, for the server's background work to end.
+#: Where there is no /proc to watch the server's CPU time: seconds to wait for its start-up work to end.
 QUIET_S = 25
 
 #: The floor: a bare Streamlit page, a title and one Plotly chart, nothing else (no config, no theme).
@@ -112,6 +115,33 @@ def slider_change(page, key: str, timeout_s: float, retry_s: float = 15) -> floa
     return time.perf_counter() - start - 0.3
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time of process ``pid`` so far (user + system, from /proc), or None where there is no /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(pid: int, window_s: float = 1.0, busy: float = 0.05, timeout_s: float = 120) -> float:
+    """Wait until the server ``pid`` has used under ``busy`` of a core over ``window_s``: its start-up
+    work (the background imports, ``pages.ui.prewarm``) done.  Returns the seconds waited; without
+    /proc it waits ``QUIET_S``."""
+    start = time.perf_counter()
+    before = cpu_seconds(pid)
+    if before is None:
+        time.sleep(QUIET_S)
+        return QUIET_S
+    while time.perf_counter() - start < timeout_s:
+        time.sleep(window_s)
+        now = cpu_seconds(pid)
+        if now is None or now - before < busy * window_s:
+            break
+        before = now
+    return time.perf_counter() - start
+
+
 def fresh_render(pw, chromium: str, url: str, timeout_s: float) -> float:
     """The first render of ``url`` in a browser started afresh, then closed."""
     browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
@@ -130,15 +160,24 @@ def measure(pw, chromium: str, label: str, app_dir: Path, pages: tuple[str, ...]
         try:
             browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
             page = browser.new_page(viewport=VIEWPORT)
-            for path in pages:
+            for i, path in enumerate(pages):
                 cold = first_render(page, f"{url}/{path}", timeout_s)
+                row = out["pages"][path or "start"] = {"cold_s": round(cold, 3)}
+                if i == 0:
+                    # Reloads while the server still does its start-up work (the background imports),
+                    # as a reader who reloads at once meets them: reported, not a warm render.
+                    during = [first_render(page, f"{url}/{path}", timeout_s) for _ in range(rounds)]
+                    row["startup_s"] = [round(w, 3) for w in during]
+                    row["startup_median_s"] = round(statistics.median(during), 3)
+                out.setdefault("quiet_wait_s", []).append(round(wait_quiet(proc.pid), 1))
                 warm = [first_render(page, f"{url}/{path}", timeout_s) for _ in range(rounds)]
-                out["pages"][path or "start"] = {"cold_s": round(cold, 3), "warm_s": [round(w, 3) for w in warm],
-                                                 "warm_median_s": round(statistics.median(warm), 3)}
+                row.update(warm_s=[round(w, 3) for w in warm], warm_median_s=round(statistics.median(warm), 3))
                 print(f"{label:>8s} {path or 'start':13s} cold {cold:6.2f} s   warm median "
-                      f"{statistics.median(warm):5.2f} s", flush=True)
+                      f"{statistics.median(warm):5.2f} s"
+                      + (f"   during start-up {row['startup_median_s']:5.2f} s" if i == 0 else ""), flush=True)
             if slider:
                 first_render(page, f"{url}/toy_lab", timeout_s)
+                wait_quiet(proc.pid)
                 moves = [slider_change(page, key, timeout_s) for key in ("ArrowRight", "ArrowLeft") * rounds]
                 out["toy_lab_slider_s"] = [round(m, 3) for m in moves]
                 out["toy_lab_slider_median_s"] = round(statistics.median(moves), 3)
@@ -146,7 +185,7 @@ def measure(pw, chromium: str, label: str, app_dir: Path, pages: tuple[str, ...]
                       f"({len(moves)} moves)", flush=True)
             browser.close()
             if fresh:
-                time.sleep(QUIET_S)
+                wait_quiet(proc.pid)
                 for path in pages:
                     runs = [fresh_render(pw, chromium, f"{url}/{path}", timeout_s) for _ in range(fresh)]
                     out["pages"][path or "start"]["fresh_browser_s"] = [round(r, 3) for r in runs]
@@ -177,7 +216,14 @@ def summary(runs: list[dict], pages: tuple[str, ...]) -> list[str]:
         lines.append(f"{label}: cold first render ({first}) / floor's: " + ", ".join(f"{x:.2f}" for x in ratios)
                      + f" (median {statistics.median(ratios):.2f})  goal <= {COLD_GOAL}: "
                      + ("met" if statistics.median(ratios) <= COLD_GOAL else "NOT met"))
+        p = [a["pages"][first] for a in apps]
+        if "startup_median_s" in p[0]:
+            lines.append(f"  {first:13s} reloads during the server's start-up work (no goal): median "
+                         + ", ".join(f"{x['startup_median_s']:.2f}" for x in p) + " s")
         for path in pages:
+            if any((path or "start") not in a["pages"] for a in apps):
+                lines.append(f"  {path or 'start':13s} not in this app")
+                continue
             p = [a["pages"][path or "start"] for a in apps]
             row = (f"  {path or 'start':13s} cold " + ", ".join(f"{x['cold_s']:.2f}" for x in p)
                    + "; warm median " + ", ".join(f"{x['warm_median_s']:.2f}" for x in p))
@@ -186,7 +232,7 @@ def summary(runs: list[dict], pages: tuple[str, ...]) -> list[str]:
                 row += ("; fresh browser median " + ", ".join(f"{x:.2f}" for x in fresh) + " (x floor "
                         + ", ".join(f"{x / f:.2f}" for x, f in zip(fresh, floor_fresh)) + ")")
             lines.append(row)
-        warm = [max(x["pages"][path or "start"]["warm_median_s"] for path in pages) for x in apps]
+        warm = [max(page["warm_median_s"] for page in x["pages"].values()) for x in apps]
         lines.append("  slowest page's warm median " + ", ".join(f"{w:.2f}" for w in warm) + f" s  goal <= "
                      f"{WARM_GOAL_S} s: {'met' if statistics.median(warm) <= WARM_GOAL_S else 'NOT met'}")
         if "toy_lab_slider_median_s" in apps[0]:
@@ -215,10 +261,13 @@ def main(argv: list[str] | None = None) -> None:
     apps = dict(a.split("=", 1) for a in args.app) or {"this": str(ROOT)}
     apps = {label: Path(d).resolve() for label, d in apps.items()}
     pages = tuple(args.pages)
+    own_pages = {}          # the pages each app has: an older checkout may lack a newer page
     for label, d in apps.items():
-        missing = [p for p in pages if p and not (d / "pages" / f"{p}.py").exists()]
-        if not (d / "app.py").exists() or missing:
-            ap.error(f"{label}={d}: no app.py, or no page {missing}")
+        if not (d / "app.py").exists():
+            ap.error(f"{label}={d}: no app.py")
+        own_pages[label] = tuple(p for p in pages if not p or (d / "pages" / f"{p}.py").exists())
+        if missing := sorted(set(pages) - set(own_pages[label])):
+            print(f"{label}: no page {', '.join(missing)}: not measured there", flush=True)
     chromium = find_chromium(os.environ, [DEBIAN_CHROMIUM])
     if chromium is None:
         ap.error("no Chromium: set CHROMIUM=/path/to/chromium or apt-get install chromium")
@@ -229,7 +278,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"-- repeat {repeat + 1} of {args.repeats}", flush=True)
             run = {"floor": measure(pw, chromium, "floor", Path(floor_dir), ("",), args.rounds, args.fresh, False)}
             for label, d in apps.items():
-                run[label] = measure(pw, chromium, label, d, pages, args.rounds, args.fresh, "toy_lab" in pages)
+                run[label] = measure(pw, chromium, label, d, own_pages[label], args.rounds, args.fresh,
+                                     "toy_lab" in pages)
             runs.append(run)
     lines = summary(runs, pages)
     print("\n".join(["", "Summary (each figure beside the floor's of the same repeat):"] + lines))

@@ -81,20 +81,22 @@ def results_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(chromium, results_dir):
-    log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-    proc, url = start_server(ROOT, log, timeout_s=60)
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+def server(chromium, results_dir, tmp_path_factory):
+    # Under pytest's own temporary folders (kept for the last three runs, then removed), not
+    # /tmp: a log and a browser profile per run would otherwise pile up there.
+    with open(tmp_path_factory.mktemp("server") / "streamlit.log", "w+") as log:
+        proc, url = start_server(ROOT, log, timeout_s=60)
+        try:
+            yield url
+        finally:
+            stop_server(proc)
 
 
 @pytest.fixture(scope="module")
-def browser_page(playwright, chromium):
+def browser_page(playwright, chromium, tmp_path_factory):
     SHOTS.mkdir(parents=True, exist_ok=True)
     ctx = playwright.chromium.launch_persistent_context(
-        tempfile.mkdtemp(prefix="chromium-profile-"), executable_path=chromium, headless=True,
+        tmp_path_factory.mktemp("chromium-profile"), executable_path=chromium, headless=True,
         args=ARGS, viewport={"width": 1400, "height": 2400})
     yield ctx.new_page()
     ctx.close()
