@@ -2,7 +2,8 @@
 
 Run with ``streamlit run app.py``.  This file is only the router: every page lives in ``pages/`` and
 is defined once in ``pages/ui/routing.py``, every figure in ``pages/ui/figures.py``, every number
-comes from ``core``.
+comes from ``core``.  It is also the server (``st.App``, at the end), so that the server's start-up
+can import what the first page needs.
 """
 from __future__ import annotations
 
@@ -40,8 +41,13 @@ def main() -> None:
         prewarm.start()
 
 
-# A process started by multiprocessing's "spawn" (the Dask cluster's workers, started while a page runs)
-# re-runs the parent's main module under this name: there is no app to route there, and no reader
-# whose pages need importing.
-if __name__ != "__mp_main__":
+if __name__ == "app":
+    # `streamlit run app.py` finds this ``st.App`` and imports this file as the module ``app`` to
+    # serve it: the server, whose start-up (``prewarm.lifespan``) imports what the first page needs
+    # before it answers; each reader's script run then runs this file as ``__main__``, below.
+    app = st.App(__file__, lifespan=prewarm.lifespan)
+elif __name__ != "__mp_main__":
+    # A process started by multiprocessing's "spawn" (the Dask cluster's workers, started while a page
+    # runs) re-runs the parent's main module under that name: there is no app to route there, and no
+    # reader whose pages need importing.
     main()

@@ -732,8 +732,11 @@ def drawn(page, text: str | None = None) -> list[dict]:
 
 
 def chips(page, label: str) -> list[str]:
-    """The options chosen in the multiselect labelled ``label``."""
+    """The options chosen in the multiselect labelled ``label``, once it is drawn: the first
+    multiselect of a browser's session comes some 0.2 s after the run that sent it has ended (its
+    script is loaded then), so the app's idle state does not say that it is there."""
     box = page.get_by_test_id("stMultiSelect").filter(has=page.get_by_role("combobox", name=label))
+    expect(box).to_have_count(1, timeout=SLOW * 1000)
     return box.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
 
 

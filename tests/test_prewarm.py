@@ -182,6 +182,35 @@ def test_the_app_imports_are_all_the_other_pages_import():
             (page, names)
 
 
+def test_the_server_start_up_imports_what_the_start_page_imports():
+    """In a fresh process: what ``streamlit run app.py`` does before its first reader (import ``app``,
+    the ``st.App``, and run its lifespan hook), then the start page's first run, which imports no
+    module of this project, nor numpy (Plotly's own lazily loaded classes are left to the first
+    figure: about 0.02 s)."""
+    code = (
+        "import asyncio, sys\n"
+        "import app\n"
+        "from pages.ui import prewarm\n"
+        "async def up():\n"
+        "    async with prewarm.lifespan(app.app):\n"
+        "        pass\n"
+        "asyncio.run(up())\n"
+        "print('APP', type(app.app).__module__, type(app.app).__name__)\n"
+        "prewarm.QUIET_S = 1e9\n"
+        "from streamlit.testing.v1 import AppTest\n"
+        "before = set(sys.modules)\n"
+        "at = AppTest.from_file('app.py', default_timeout=300).run()\n"
+        "assert not at.exception, [e.value for e in at.exception]\n"
+        "assert at.title[0].value.startswith('Speculative decoding')\n"
+        "print('NEW', sorted(set(sys.modules) - before))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "APP streamlit.web.server.starlette.starlette_app App" in out.stdout
+    new = eval(next(line for line in out.stdout.splitlines() if line.startswith("NEW")).split(" ", 1)[1])
+    ours = [n for n in new if n.split(".")[0] in {"core", "pages", "toy_models", "numpy"}]
+    assert ours == [], ours
+
+
 def test_a_spawned_worker_re_running_the_main_module_imports_nothing():
     """multiprocessing's "spawn" (the Dask cluster's workers, started while a page runs) re-runs the
     parent's main module as ``__mp_main__``: app.py routes nothing there and starts no import thread,

@@ -33,11 +33,12 @@ import importlib
 import sys
 import threading
 import time
-from typing import Callable, Iterable, Iterator
+from typing import AsyncIterator, Callable, Iterable, Iterator
 
 import streamlit as st
 
-__all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "QUIET_S", "ACTIVITY", "Activity", "Prewarm", "want", "start"]
+__all__ = ["APP_IMPORTS", "DECODER_IMPORTS", "FIRST_PAGE_IMPORTS", "QUIET_S", "ACTIVITY", "Activity", "Prewarm",
+           "lifespan", "want", "start"]
 
 #: What the toy, claims and leaderboard pages import on their first run beyond the start page's
 #: (``tests/test_prewarm.py`` checks that it is enough).
@@ -186,6 +187,24 @@ def _load_lock():
     picker = sys.modules.get("pages.ui.pair_picker")
     # no torch, no picker: no model loads to keep apart from, so a lock nobody else holds
     return picker.LOADS.lock if picker is not None else threading.Lock()
+
+
+#: What the first page a reader opens (the start page) imports beyond the router's own imports:
+#: imported before the server answers its first request (``lifespan``), not by that page's first
+#: script run, where it delayed the page's chart, and with it the browser's fetch of Plotly's script,
+#: by about 0.15 s here (docs/app.md, "Page speed").  ``tests/test_prewarm.py`` checks that it is
+#: enough.
+FIRST_PAGE_IMPORTS = ("core.rules.registry", "pages.ui.cached", "pages.ui.charts", "pages.ui.figures",
+                      "pages.ui.lazy", "pages.ui.text", "toy_models")
+
+
+@contextlib.asynccontextmanager
+async def lifespan(_app) -> AsyncIterator[None]:
+    """The server's start-up (``st.App``'s lifespan hook, ``app.py``): ``FIRST_PAGE_IMPORTS``, each
+    then frozen (``_import``), before the server accepts a connection."""
+    for name in FIRST_PAGE_IMPORTS:
+        _import(name)
+    yield
 
 
 @st.cache_resource(show_spinner=False)
