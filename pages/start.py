@@ -65,11 +65,9 @@ st.header("The methods")
 if (box := lazy.expander(f"What each of the {len(REGISTRY)} methods does, and where it comes from",
                          key="start_methods")) is not None:
     with box:
-        lines = ["| method | what it does | source |", "|---|---|---|"]
-        for rule in REGISTRY.values():
-            swatch = f'<span style="color:{rule.color}">●</span>'
-            lines.append(f"| {swatch} **{rule.short}** — {rule.label} | {rule.summary} | {rule.source} |")
-        st.markdown("\n".join(lines), unsafe_allow_html=True)
+        rows = [{"method": f'<span style="color:{rule.color}">●</span> **{rule.short}** — {rule.label}',
+                 "what it does": rule.summary, "source": rule.source} for rule in REGISTRY.values()]
+        st.markdown(text.markdown_table(rows, raw=("method", "what it does", "source")), unsafe_allow_html=True)
         st.caption("The dot is the method's colour, the same on every page.")
 
 st.header("The pages")
