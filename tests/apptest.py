@@ -49,6 +49,15 @@ def section(at: AppTest, name: str) -> AppTest:
     return at
 
 
+def markdown_table(at: AppTest, header: str) -> dict[str, list[str]]:
+    """The Markdown table on the page whose first line starts with ``header`` (``pages.ui.text.
+    markdown_table``), as the reader sees it: the first cell of each row (escapes removed) to the others."""
+    table = next(m.value for m in at.markdown if m.value.startswith(header))
+    rows = ([c.strip().replace("\\", "") for c in line.strip().strip("|").split(" | ")]
+            for line in table.splitlines()[2:])
+    return {cells[0]: cells[1:] for cells in rows}
+
+
 def open_box(at: AppTest, key: str) -> AppTest:
     """Open the expander under ``key`` (one drawn only while open: ``pages.ui.lazy``), as a click on
     it does, and rerun."""

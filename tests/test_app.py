@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from tests.apptest import (APP, figure, figures_json, no_errors, open_box, open_page,  # noqa: E402
+from tests.apptest import (APP, figure, figures_json, markdown_table, no_errors, open_box, open_page,  # noqa: E402
                            pair_state, reveal, section, slider)
 
 # ------------------------------------------------------------------------------------------------
@@ -614,10 +614,7 @@ def test_claims_timing_verdict_is_worded_as_a_measurement():
     assert "holds here" not in heading and "fails here" not in heading
     assert "consistent with the timing" in heading and heading.endswith("(measured)")
     # The summary is a Markdown table (a claim, its verdict, how it was reached), one row per claim.
-    table = next(m.value for m in at.markdown if m.value.startswith("| claim | verdict | how |"))
-    summary = {cells[0]: cells[1:] for cells in
-               ([c.strip().replace("\\", "") for c in line.strip("|").split(" | ")]
-                for line in table.splitlines()[2:])}
+    summary = markdown_table(at, "| claim | verdict | how |")
     assert summary["Verification in O(|Ω|)"][0] in (
         "consistent with the timing", "not consistent with the timing")
     assert summary["Verification in O(|Ω|)"][1] == "a wall-clock measurement on this machine, not an exact verdict"

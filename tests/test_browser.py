@@ -116,13 +116,26 @@ def settle(page, charts: int = 0, timeout: float = 120) -> None:
             ".filter(g => g.querySelector('.main-svg') && g.data).length >= n", arg=charts, timeout=ms)
 
 
-def rerun(page, action, timeout: float = 120) -> None:
+#: The page's text, main and sidebar: what a rerun's results change.
+PAGE_TEXT = """() => ["stMain", "stSidebar"].map(
+    id => (document.querySelector(`[data-testid='${id}']`) || {}).innerText || "").join("\\n")"""
+
+
+def rerun(page, action, timeout: float = 120, quick_s: float = 10) -> None:
     """Do ``action`` (an input that makes the app rerun its script), then wait until that rerun is
     over.  A MutationObserver records the script state's changes, so a rerun too quick to be seen by
-    polling still counts, and a ``settle`` right after the action cannot pass before the rerun starts."""
+    polling still counts, and a ``settle`` right after the action cannot pass before the rerun starts.
+    A rerun quicker than one frame of the page leaves no 'running' state at all (React draws only the
+    last state it was given): if none shows within ``quick_s``, the page's text having changed, the app
+    idle, is the evidence that the rerun came and went."""
     page.evaluate(WATCH_RUN)
+    before = page.evaluate(PAGE_TEXT)
     action()
-    page.wait_for_function("() => window.__sawRun", timeout=timeout * 1000)
+    try:
+        page.wait_for_function("() => window.__sawRun", timeout=quick_s * 1000)
+    except PlaywrightTimeout:
+        page.wait_for_function(f"(before) => window.__sawRun || ({PAGE_TEXT})() !== before",
+                               arg=before, timeout=(timeout - quick_s) * 1000)
     settle(page, timeout=timeout)
 
 
