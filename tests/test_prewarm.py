@@ -156,6 +156,13 @@ def test_a_module_imported_under_a_held_lock_waits_for_it_without_holding_up_scr
     assert not thread.is_alive() and done(modules["outer"]) and done(modules["inner"])
 
 
+def in_a_fresh_process(code: str) -> str:
+    """Run ``code`` in a fresh Python from the project's folder; its standard output, once it ended well."""
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
 def test_the_app_imports_are_all_the_other_pages_import():
     """In a fresh process: the start page, then ``APP_IMPORTS``, then each page that does not need the
     decoder; each page's first run then imports only a few small modules (without them: 836 on the
@@ -172,9 +179,8 @@ def test_the_app_imports_are_all_the_other_pages_import():
         "    at.switch_page(f'pages/{page}.py').run()\n"
         "    assert not at.exception, [e.value for e in at.exception]\n"
         "    print('NEW', page, sorted(set(sys.modules) - before))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    new = {line.split()[1]: eval(line.split(" ", 2)[2]) for line in out.stdout.splitlines() if line.startswith("NEW")}
+    stdout = in_a_fresh_process(code)
+    new = {line.split()[1]: eval(line.split(" ", 2)[2]) for line in stdout.splitlines() if line.startswith("NEW")}
     assert set(new) == {"toy_lab", "one_step", "claims", "leaderboard"}
     for page, names in new.items():
         assert len(names) < 12, (page, names)
@@ -203,10 +209,9 @@ def test_the_server_start_up_imports_what_the_start_page_imports():
         "assert not at.exception, [e.value for e in at.exception]\n"
         "assert at.title[0].value.startswith('Speculative decoding')\n"
         "print('NEW', sorted(set(sys.modules) - before))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "APP streamlit.web.server.starlette.starlette_app App" in out.stdout
-    new = eval(next(line for line in out.stdout.splitlines() if line.startswith("NEW")).split(" ", 1)[1])
+    stdout = in_a_fresh_process(code)
+    assert "APP streamlit.web.server.starlette.starlette_app App" in stdout
+    new = eval(next(line for line in stdout.splitlines() if line.startswith("NEW")).split(" ", 1)[1])
     ours = [n for n in new if n.split(".")[0] in {"core", "pages", "toy_models", "numpy"}]
     assert ours == [], ours
 
