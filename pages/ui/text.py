@@ -146,8 +146,8 @@ def escape_markdown(text: str) -> str:
 def markdown_table(rows: list[dict], raw: tuple[str, ...] = ()) -> str:
     """``rows`` (dicts with the same keys, in column order) as a Markdown table, every cell escaped
     (``escape_markdown``) but those of the columns in ``raw``, which hold Markdown of their own.
-    A small table drawn this way costs a browser nothing: ``st.dataframe`` and ``st.table`` load about
-    1.5 MB of data-grid and Arrow scripts for it (docs/app.md, "Page speed").
+    A small table drawn this way costs a browser nothing: ``st.dataframe`` loads about 1.5 MB of
+    data-grid and Arrow scripts for it (docs/app.md, "Page speed").
 
     >>> print(markdown_table([{"claim": "lossless", "x|y": 1}, {"claim": "**b**", "x|y": 2.5}], raw=("claim",)))
     | claim | x\\|y |
