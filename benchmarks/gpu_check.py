@@ -14,7 +14,7 @@ For each dtype (float16 and bfloat16 on a GPU):
 3. **The decoder benchmark** (``core.bench.decoding.run_bench``) at K ∈ {1, 4}, L = 4, T = 0.7:
    every rule against autoregressive decoding and Hugging Face's generate and assisted generation,
    measured side by side in the same run.
-4. **Every shape and law** (issue 27): greedy equality, as in 2, of rrs and traversal on chains
+4. **Every shape and law**: greedy equality, as in 2, of rrs and traversal on chains
    4 × 4 drafted by wor, topk and greedy, the static tree (2, 2, 1, 1) by every law, a rank-path
    tree and EAGLE-2's dynamic tree (16 nodes, depth 4).
 5. **The tree suite** (``python -m core bench --suite trees``: AR, single chains, 4 × 4 chains, the

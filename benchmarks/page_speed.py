@@ -31,7 +31,7 @@ notRunning]``), no element stale, no placeholder left (``stSkeleton``) and every
 page drawn, the condition holding for 0.3 s (a deep link can take two script runs).  Every condition
 is polled inside the page every 20 ms.
 
-The summary puts each figure beside the floor's from the same repeat and checks the goals (issue 24):
+The summary puts each figure beside the floor's from the same repeat and checks the goals (docs/app.md):
 a cold first render within ``COLD_GOAL``× the floor's, a warm render and a slider change within
 ``WARM_GOAL_S``.  Figures, not assertions: the machine is shared, so run it on an idle machine.
 """

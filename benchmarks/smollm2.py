@@ -24,7 +24,7 @@ All figures come from one run, seeded, on held-out code (standard-library files 
    iteration's cost comes from.  ``mean_root_acceptance`` is
    the exact 1 − TV at the root of every iteration (one draft; ``DecodeMetrics``).  The decoders keep
    no traces while timed, as a user's generation would not.
-3. **Goals** (the issue's): acceptance at T = 0.7 ≥ 0.6; the best lossless method ≥ 1.4x
+3. **Goals** (docs/smollm2.md): acceptance at T = 0.7 ≥ 0.6; the best lossless method ≥ 1.4x
    autoregressive; multi-draft block efficiency at K ≥ 1.2x single-draft SD at the same L.
 
 The machine is shared: wall-clock figures are ratios measured side by side, not absolute speeds.

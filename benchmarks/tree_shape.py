@@ -1,5 +1,5 @@
 """Sequoia's tree for a real pair: positional acceptance, the best tree per budget, predicted
-against measured E[τ] (issue 27, item 4; docs/decoder.md, "Sequoia's tree on a real pair").
+against measured E[τ] (docs/decoder.md, "Sequoia's tree on a real pair").
 
     python -m benchmarks.tree_shape --pair smollm2 [--T 0.7] [--budgets 4-32] [--depth 6] \\
         [--decode-budgets 4,8,16,32] [--prompts 6] [--new-tokens 64] [--out-dir DIR] [--json FILE]

@@ -71,7 +71,7 @@ class ExactResult:
     extras: dict = field(default_factory=dict)
     #: The drafts' shape and law when the analysis was asked for them (``shape=`` or ``law=``); then
     #: ``K`` is the draws at the root (b_1) and the summary also carries the shape, the law, the
-    #: budget and E[τ] as a fraction.  None for today's K i.i.d. drafts.
+    #: budget and E[τ] as a fraction.  None for K i.i.d. drafts given as --K/--L.
     shape: Shape | None = None
     law: str = "iid"
 

@@ -17,10 +17,10 @@ pass and transfer; verify; cache: rolling both KV caches back; other), the secon
 and the peak KV-cache bytes.  At T = 0 the K i.i.d. chains are identical and merge into one, so
 with ``contexts`` the K > 1 rows run at T = 0 too: they measure what the merged tree costs.
 
-``goals`` compares the results with the issues' targets: multi-draft block efficiency at K = 4 over
+``goals`` compares the results with the project's targets: multi-draft block efficiency at K = 4 over
 single-draft SD at the same L and T (≥ 1.25), the best lossless method over autoregressive decoding
 (≥ 1.3x), our K = 1 SD over HF assisted generation at the same L and T (≥ 1), verification's share
-of an iteration's time (< 10%), and (issue 27) a K = 4 iteration's time over SD's at the same L, T
+of an iteration's time (< 10%), and for token trees a K = 4 iteration's time over SD's at the same L, T
 and context (≤ 1.5 at 512 tokens and more, ≤ 1.3 below) and its KV-cache bytes over SD's (the
 cache must not grow with K).
 """
@@ -81,7 +81,7 @@ class BenchConfig:
 
     @classmethod
     def trees(cls, L: int = 4, budget: int = 16) -> "BenchConfig":
-        """Issue 27's side-by-side run (docs/decoder.md, "Every shape and law"): autoregressive
+        """The token-tree side-by-side run (docs/decoder.md, "Every shape and law"): autoregressive
         decoding; single chains (SD, BV: K = 1); K = 4 i.i.d. chains (traversal, OTV, best-of-K);
         the static tree (2, 2, 1, …) of depth L by every law, with rrs and traversal; EAGLE-2's
         dynamic tree of ``budget`` nodes and depth L (width 4), with rrs and traversal; Sequoia's
@@ -365,11 +365,11 @@ def run_bench(pair: ModelPair, cfg: BenchConfig, progress: Callable[[str], None]
             "elapsed_s": time.time() - started}
 
 
-#: Issue 27: a K = 4, L = 4 iteration over SD's (same L, T, context), at most this much; contexts of
+#: A K = 4, L = 4 iteration over SD's (same L, T, context), at most this much; contexts of
 #: at least ``LONG_CONTEXT`` tokens take the first bound, shorter ones the second.
 ITERATION_RATIO_GOAL = (1.5, 1.3)
 LONG_CONTEXT = 512
-#: Issue 27: the best tree of at most ``TREE_BUDGET`` drafted tokens against the best single chain
+#: The best tree of at most ``TREE_BUDGET`` drafted tokens against the best single chain
 #: (tokens/s, ≥ the first) and against autoregressive decoding (≥ the second), per T and context.
 TREE_GOAL = (1.15, 1.8)
 TREE_BUDGET = 16
@@ -465,7 +465,7 @@ def goals(rows: list[dict], baselines: list[dict]) -> dict:
 def best_tree_goal(rows: list[dict], baselines: list[dict]) -> dict:
     """Per (T, context): the fastest multi-draft configuration of at most ``TREE_BUDGET`` drafted
     tokens (any shape: chains of K > 1, a static, rank-path or dynamic tree) over the fastest single
-    chain (K = 1) and over autoregressive decoding, in tokens/s (issue 27: ≥ 1.15 and ≥ 1.8 on
+    chain (K = 1) and over autoregressive decoding, in tokens/s (goals: ≥ 1.15 and ≥ 1.8 on
     SmolLM2 at T = 0.7)."""
     out = []
     for T, c in sorted({(r["temperature"], r.get("context")) for r in rows}, key=str):

@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")
     bench.add_argument("--no-hf", action="store_true", help="skip the Hugging Face generate baselines")
     bench.add_argument("--suite", choices=["trees"], default=None,
-                       help="trees: issue 27's run, side by side: AR, single chains, 4x4 chains, a static "
+                       help="trees: the token-tree run, side by side: AR, single chains, 4x4 chains, a static "
                             "tree by every law, EAGLE-2's dynamic tree and Sequoia's tree (docs/decoder.md); "
                             "default T 0.7,0 and contexts 64,700")
     bench.add_argument("--budget", type=int_range("budget", 2, 64), default=16,
@@ -189,7 +189,7 @@ def cmd_decode(args) -> int:
 def cmd_bench(args) -> int:
     from core.bench.decoding import BenchConfig, format_table, run_bench
     from core.decoding import check_method
-    if args.suite == "trees":       # issue 27's side-by-side run: its own methods, K, plans; no HF
+    if args.suite == "trees":       # the token-tree side-by-side run: its own methods, K, plans; no HF
         cfg = BenchConfig.trees(L=args.Ls[0] if args.Ls else 4, budget=args.budget)
         cfg = cfg.with_overrides(temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
                                  prompts=args.prompts, seed=args.seed, contexts=args.contexts,

@@ -47,7 +47,7 @@ def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
 
 
 def _add_parameters(p: argparse.ArgumentParser) -> None:
-    """The rules' own parameters (``Verifier.parameters``): today only ``typical``'s."""
+    """The rules' own parameters (``Verifier.parameters``): ``typical``'s ε and δ."""
     p.add_argument("--epsilon", type=float, help="typical's hard threshold ε (Medusa's "
                    "posterior_threshold; default 0.09, Medusa's)")
     p.add_argument("--delta", type=float, help="typical's entropy factor δ (Medusa's "
@@ -139,7 +139,7 @@ def _methods(name: str, chains: bool = False) -> list[str]:
 
 
 def _drafts(args):
-    """(shape, law) asked for with --tree/--law, or (None, "iid") for today's --K/--L drafts; exactly
+    """(shape, law) asked for with --tree/--law, or (None, "iid") for K i.i.d. drafts given as --K/--L; exactly
     one of --tree and --K/--L."""
     from core.data.shapes import Shape
 
@@ -159,7 +159,7 @@ def _drafts(args):
 
 
 def _header(args, shape, law, V) -> str:
-    """The first line of a text table: today's for --K/--L, the shape, law and budget otherwise."""
+    """The first line of a text table: K and L for --K/--L, the shape, law and budget otherwise."""
     if shape is None:
         return f"K={args.K}  L={args.L}  V={V}  T={args.temperature:g}"
     return (f"{shape.label}  law={law}  budget n={shape.budget}  L={shape.L}  V={V}  "

@@ -5,7 +5,7 @@ For every internal node u (|u| < L) the tree keeps its draws in the law's visit 
 leaves at depth L included (the bonus position).  The shape and the law say how the draws were
 made, so a verifier can read the exact law S_i of each visited child (``core.data.laws``).
 
-``TokenTree.from_block`` converts today's ``DraftBlock`` (K i.i.d. drafts) exactly: the draws at u
+``TokenTree.from_block`` converts a ``DraftBlock`` (K i.i.d. drafts) exactly: the draws at u
 are the tokens of the drafts through u, in draft order.
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Measured on this project's shared 2-core machine (docs/decoder.md, "Threads"): with another job
 on the second core, torch's default of two threads made the bundled pair's decoding 15-30x
 slower than one thread (a one-token target pass 12-292 ms against 4.6-5.9 ms, SD at 3-8 against
-70-138 tokens/s); issue 27 measured 16x (4.0 against 65 tokens/s) and SmolLM2 13x.  Each OpenMP
+70-138 tokens/s); the tree decoder's benchmark measured 16x (4.0 against 65 tokens/s) and SmolLM2 13x.  Each OpenMP
 thread waits for the slowest, so one busy core stalls them all.  On the idle machine two threads
 gain at most about 1.4x (SmolLM2's one-token step; the toy pair's tiny layers gain less).  A wrong
 "more" costs an order of magnitude and a wrong "one" less than 2x, so more threads must earn it:

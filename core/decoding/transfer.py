@@ -5,8 +5,8 @@ at most two per iteration, one for the draft's node vectors and one for the targ
 tensors given together travel as ONE float64 tensor: they are flattened and concatenated on the
 device, copied once, and split again on the host.  Integer tensors ride in float64 exactly (token
 ids, node indices: far below 2^53) and come back as int64.  On a GPU each copy is also a
-synchronisation, so one copy instead of one per vector is what keeps the device busy (issue 27:
-13 copies an iteration before).
+synchronisation, so one copy instead of one per vector is what keeps the device busy (an
+iteration would otherwise make 13 copies).
 """
 from __future__ import annotations
 
