@@ -76,7 +76,7 @@ class HSD(Verifier):
     name = "hsd"
     short = "HSD"
     label = "hierarchical speculative decoding, as released"
-    color = "#44aa99"  # teal
+    color = "#9922ff"  # violet
     summary = ("Accept the whole draft with probability min(1, q(x)/p(x)); otherwise step back to the "
                "deepest position whose coin keeps it and draw a correction from the capped joint "
                "residual there, as released.")
