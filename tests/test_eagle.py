@@ -1,0 +1,68 @@
+"""EAGLE's released sampling verification (core/rules/eagle.py): the current release is lossless;
+the EAGLE-2 release draws the bonus at temperature 1 and is lossy at T ≠ 1."""
+from fractions import Fraction
+
+import pytest
+
+from toy_models import PRESETS, random_pair
+
+from core.analysis.exact import exact_analysis
+from core.analysis.released_ports import eagle_numbers
+from core.data.shapes import Shape
+from core.rules.base import VerifierError
+from core.rules.eagle import RELEASES, Eagle
+
+TOY = PRESETS["binary-toy"]
+
+
+def frac(x: float) -> Fraction:
+    return Fraction(x).limit_denominator(10000)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_T1_both_releases_are_the_same_lossless_rule(release):
+    # One chain: y ~ q moves on iff it is the drafted token, so E[τ] = Σpq + (Σpq)² = 4/9 + 16/81.
+    one = eagle_numbers(release, 1.0, K=1)
+    assert frac(one["expected_accepted"]) == Fraction(52, 81) and one["lossless"]
+    # Two chains: P(τ ≥ 1) = Σ_a q(a)(1 − (1 − p(a))²) = 8/27 + 10/27; under a, m chains start with
+    # a (m = 2 w.p. p(a)², 1 w.p. 2p(a)(1 − p(a))) and cover y_2 with 2/3 (m = 2) or 4/9 (m = 1):
+    # P(τ ≥ 2) = 1/3·(4/9·2/3 + 4/9·4/9) + 2/3·(1/9·2/3 + 4/9·4/9) = 28/81; E[τ] = 2/3 + 28/81 = 82/81.
+    two = eagle_numbers(release, 1.0, K=2)
+    assert frac(two["expected_accepted"]) == Fraction(82, 81) and two["lossless"]
+
+
+def test_T_half_eagle2_is_lossy_current_is_not():
+    # At T = 1/2: p_T = (4/5, 1/5), q_T = (1/5, 4/5), Σ p_T q_T = 8/25.  K = 1: E[τ] = 8/25 + 64/625
+    # = 264/625; the eagle2 bonus after a full block (mass 64/625) is q_1 = (1/3, 2/3) instead of
+    # (1/5, 4/5), TV 2/15, so TV = 64/625·2/15 = 128/9375.  K = 2: P(τ ≥ 1) = 12/25,
+    # P(τ = 2) = 1/5·(16/25·12/25 + 8/25·8/25) + 4/5·(1/25·12/25 + 8/25·8/25) = 112/625,
+    # E[τ] = 412/625, TV = 112/625·2/15 = 224/9375.
+    for K, tau, tv in [(1, Fraction(264, 625), Fraction(128, 9375)), (2, Fraction(412, 625), Fraction(224, 9375))]:
+        old = eagle_numbers("eagle2", 0.5, K=K)
+        now = eagle_numbers("current", 0.5, K=K)
+        assert frac(old["expected_accepted"]) == tau == frac(now["expected_accepted"])
+        assert frac(old["tv"]) == tv and not old["lossless"]
+        assert now["lossless"]
+
+
+def test_greedy_temperature_is_lossless_in_both_releases():
+    for release in RELEASES:
+        assert eagle_numbers(release, 0.0, K=2)["lossless"]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_current_release_is_lossless_on_topk_trees(seed):
+    # EAGLE-2 drafts its tree by top-k: the current release stays lossless on it at T ≠ 1.
+    draft, target = random_pair("markov", V=3, alpha=0.5, mix=0.6, seed=seed)
+    draft, target = draft.with_temperature(0.7), target.with_temperature(0.7)
+    result = exact_analysis(Eagle("current", 0.7), draft, target, shape=Shape.tree((2, 2)), law="topk")
+    assert result.is_lossless
+    old = exact_analysis(Eagle("eagle2", 0.7), draft, target, shape=Shape.tree((2, 2)), law="topk")
+    assert old.fidelity_tv > 1e-4
+
+
+def test_bad_parameters_are_one_sentence():
+    with pytest.raises(VerifierError, match="release must be one of current, eagle2"):
+        Eagle("eagle1")
+    with pytest.raises(VerifierError, match="temperature must be a finite number"):
+        Eagle("eagle2", -1)
