@@ -56,7 +56,7 @@ class Eagle(Verifier):
 
     name = "eagle"
     short = "EAGLE"
-    label = "EAGLE's sampling verification, as released"
+    label = "tree sampling verification of SafeAILab's drafter, as released"
     color = "#8877ee"  # lavender
     summary = ("At each accepted node try the drafted children in order, each accepted with its "
                "target probability renormalised after every rejection, then draw the extra token "
