@@ -66,3 +66,17 @@ def test_bad_parameters_are_one_sentence():
         Eagle("eagle1")
     with pytest.raises(VerifierError, match="temperature must be a finite number"):
         Eagle("eagle2", -1)
+
+
+def test_command_line_passes_the_release_and_the_models_temperature():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    out = subprocess.run([sys.executable, "-m", "core", "exact", "--preset", "binary-toy", "--K", "1", "--L", "2",
+                          "--method", "eagle", "--release", "eagle2", "--temperature", "0.5", "--json"],
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert (row["release"], row["temperature"]) == ("eagle2", 0.5)
+    assert frac(row["fidelity_tv"]) == Fraction(128, 9375)          # test_T_half_eagle2_is_lossy_current_is_not

@@ -85,3 +85,25 @@ def test_sampled_runs_follow_the_exact_law():
 def test_bad_variant_is_one_sentence():
     with pytest.raises(VerifierError, match="variant must be one of transformers, algorithm_clean"):
         HSD("paper")
+
+
+def _cli(*args: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_command_line_prints_hsd_exactly():
+    import json
+    out = _cli("exact", "--preset", "binary-toy", "--K", "1", "--L", "2", "--method", "hsd", "--json")
+    assert out.returncode == 0, out.stderr
+    row = json.loads(out.stdout)
+    assert frac(row["expected_accepted"]) == Fraction(4, 3) and frac(row["fidelity_tv"]) == Fraction(1, 9)
+    assert row["variant"] == "transformers"
+    # hsd is not in --method all on --K/--L alone (its output predates the rule): --variant says so
+    bad = _cli("exact", "--preset", "binary-toy", "--K", "1", "--L", "2", "--method", "all", "--variant",
+               "algorithm_clean")
+    assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1
+    assert "--variant is hsd's, which --method all does not list on these drafts" in bad.stderr
