@@ -80,3 +80,15 @@ def test_command_line_passes_the_release_and_the_models_temperature():
     row = json.loads(out.stdout)
     assert (row["release"], row["temperature"]) == ("eagle2", 0.5)
     assert frac(row["fidelity_tv"]) == Fraction(128, 9375)          # test_T_half_eagle2_is_lossy_current_is_not
+
+
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("V, K, L, T", [(2, 2, 3, 1.0), (3, 2, 2, 0.5), (3, 3, 2, 2.0)])
+def test_chains_formula_equals_the_coin_enumeration(release, V, K, L, T):
+    for seed in range(2):
+        draft, target = random_pair("markov", V=V, alpha=0.5, mix=0.6, seed=seed)
+        draft, target = draft.with_temperature(T), target.with_temperature(T)
+        fast = exact_analysis(Eagle(release, T), draft, target, K, L)
+        plain = exact_analysis(Eagle(release, T), draft, target, K, L, recursion=False)
+        outputs = set(fast.output_law) | set(plain.output_law)
+        assert max(abs(fast.output_law.get(u, 0) - plain.output_law.get(u, 0)) for u in outputs) < 1e-14

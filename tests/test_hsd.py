@@ -107,3 +107,15 @@ def test_command_line_prints_hsd_exactly():
                "algorithm_clean")
     assert bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1
     assert "--variant is hsd's, which --method all does not list on these drafts" in bad.stderr
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("kind, V, K, L", [("markov", 2, 2, 3), ("iid", 3, 2, 2), ("markov", 3, 1, 3)])
+def test_model_level_programme_equals_the_coin_enumeration_of_every_draft_tuple(variant, kind, V, K, L):
+    for seed in range(3):
+        draft, target = random_pair(kind, V=V, alpha=0.5, mix=0.6, seed=seed)
+        fast = exact_analysis(HSD(variant), draft, target, K, L)
+        plain = exact_analysis(HSD(variant), draft, target, K, L, recursion=False)
+        outputs = set(fast.output_law) | set(plain.output_law)
+        assert max(abs(fast.output_law.get(u, 0) - plain.output_law.get(u, 0)) for u in outputs) < 1e-14
+        assert fast.fallback_mass == plain.fallback_mass == 0.0

@@ -116,5 +116,42 @@ class Eagle(Verifier):
             else:
                 return Outcome(u, draft_of(u) if u else -1, residual(g, tree.q[u]), trace)
 
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """Exact output law on K i.i.d. chains without enumerating the drafts.  The rule walks a
+        target path z ~ q while z_≤d is drafted; on chains P(z_≤d drafted) = c(z_≤d) with
+        c(v) = 1 − (1 − p(v))^K (c(∅) = 1), nested in d, so for |s| = d < L
+            P(O = s·y) = q(s)·q(y|s)·[c(s) − c(s·y)],
+        and for |s| = L, P(O = s·y) = q(s)·c(s)·b(y|s) with b the bonus law (``bonus``).
+        Returns the law and the number of nodes."""
+        law: dict[Node, float] = {}
+        nodes = 0
+        frontier: list[tuple[Node, float, float]] = [((), 1.0, 1.0)]     # (s, q(s), p(s))
+        for depth in range(L + 1):
+            following = []
+            for s, q_s, p_s in frontier:
+                nodes += 1
+                c_s = 1.0 - (1.0 - p_s) ** K if s else 1.0
+                q_next = target.cond(s)
+                if depth == L:
+                    bonus = self.bonus(q_next)
+                    for y in np.flatnonzero(bonus > 0):
+                        law[s + (int(y),)] = q_s * c_s * float(bonus[y])
+                    continue
+                p_next = draft.cond(s)
+                for y in range(draft.V):
+                    p_child = p_s * float(p_next[y])
+                    mass = q_s * float(q_next[y]) * (c_s - (1.0 - (1.0 - p_child) ** K))
+                    if mass > 0:
+                        law[s + (y,)] = mass
+                    if p_child > 0 and q_next[y] > 0:
+                        following.append((s + (y,), q_s * float(q_next[y]), p_child))
+            frontier = following
+        return law, nodes
+
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: every node of depth ≤ L with V children."""
+        return 2e-6 * V ** (L + 1)
+
     def __repr__(self) -> str:
         return f"<verifier eagle {self.release} T={self.temperature:g}>"

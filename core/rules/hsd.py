@@ -42,8 +42,8 @@ fallback mass (``HSD.fallback_mass``).
 from __future__ import annotations
 
 import itertools
-import math
-from typing import ClassVar
+from collections import defaultdict
+from typing import Callable, ClassVar
 
 import numpy as np
 
@@ -51,6 +51,9 @@ from core.data.coins import Coins, enumerate_outcomes
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
+
+#: A conditional: node -> next-token law.
+Cond = Callable[[Node], np.ndarray]
 
 #: The released versions: the current one first (the default), then the earlier standalone file.
 VARIANTS = ("transformers", "algorithm_clean")
@@ -97,14 +100,15 @@ class HSD(Verifier):
             raise VerifierError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
         self.variant = variant
 
-    def _round(self, block: DraftBlock, k: int, n: int, D0: float, T0: float,
+    def _round(self, x: Node, k: int, q_cond: Cond, p_cond: Cond, n: int, D0: float, T0: float,
                row0: np.ndarray | None, coins: Coins, trace: Trace) -> tuple[int, np.ndarray, np.ndarray]:
-        """One round on draft k from position n: (tokens accepted, r rows, T(j) for each row)."""
+        """One round on draft x (number k) from position n: (tokens accepted, r rows, T(j) for each
+        row), reading the conditionals through ``q_cond`` and ``p_cond`` (node -> vector)."""
         clean = self.variant == "algorithm_clean"
-        x, L = block.draft(k), block.L
+        L = len(x)
         prefixes = [x[:j] for j in range(n, L)]
-        q_rows = np.array([block.q[u] for u in prefixes])
-        p_rows = np.array([block.p[u] for u in prefixes])
+        q_rows = np.array([q_cond(u) for u in prefixes])
+        p_rows = np.array([p_cond(u) for u in prefixes])
         if row0 is not None:
             total = row0.sum()
             q_rows[0] = row0 / (total if total != 0 else 1.0)
@@ -151,7 +155,8 @@ class HSD(Verifier):
                 D0 = block.p_joint(block.draft(b)[:n])
                 T0, row0 = float(T[cur]), r[cur]
             k = b
-            cur, r, T = self._round(block, k, n, D0, T0, row0, coins, trace)
+            cur, r, T = self._round(block.draft(k), k, block.q.__getitem__, block.p.__getitem__, n, D0, T0,
+                                    row0, coins, trace)
             n += cur
             if n == L:
                 break
@@ -171,19 +176,79 @@ class HSD(Verifier):
         trace.note(s, residual_fallback=True)
         return Outcome(s, k if n else -1, block.q[s], trace)
 
+    def _model_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], float, int]:
+        """Exact (output law, fallback mass, states visited) on toy models by a dynamic programme over
+        drafts.  After a round the loop's future depends on the drafts so far only through
+        (n, x_≤n, T at the stop row, r at the stop row) and, for ``algorithm_clean``, the next draft
+        token; drafts are i.i.d., so states reached by different histories merge."""
+        memo = getattr(self, "_memo", None)         # the last call's: fallback_mass follows the law
+        if memo is not None and memo[0] is draft and memo[1] is target and memo[2:4] == (K, L):
+            return memo[4]
+        clean = self.variant == "algorithm_clean"
+        paths = [(x, draft.joint(x)) for x in itertools.product(range(draft.V), repeat=L)]
+        paths = [(x, w) for x, w in paths if w > 0]
+        law: dict[Node, float] = defaultdict(float)
+        # state: (n, s, T0, row0 as a tuple, next draft token or -1) or None before the first round
+        states: dict[tuple | None, float] = {None: 1.0}
+        visited = 0
+        for _ in range(1 if clean else K):
+            following: dict[tuple | None, float] = defaultdict(float)
+            for state, weight in states.items():
+                visited += 1
+                for x, px in paths:
+                    if state is None:
+                        n, D0, T0, row0 = 0, 1.0, 1.0, None
+                    else:
+                        n, s, T0, row0, _ = state
+                        if x[:n] != s:
+                            following[state] += weight * px
+                            continue
+                        D0, row0 = draft.joint(s), np.array(row0)
+
+                    def one_round(coins, x=x, n=n, D0=D0, T0=T0, row0=row0):
+                        return self._round(x, 0, target.cond, draft.cond, n, D0, T0, row0, coins, Trace())
+                    for prob, (cur, r, T) in enumerate_outcomes(one_round):
+                        mass = weight * px * prob
+                        if n + cur == L:
+                            bonus = target.cond(x)
+                            for y in np.flatnonzero(bonus > 0):
+                                law[x + (int(y),)] += mass * float(bonus[y])
+                        else:
+                            nxt = x[n + cur] if clean else -1
+                            following[(n + cur, x[:n + cur], float(T[cur]), tuple(r[cur]), nxt)] += mass
+            states = following
+        fallback = 0.0
+        for (n, s, _, row0, nxt), weight in states.items():
+            row = np.array(row0)
+            total = float(row.sum())
+            if total > 0:
+                dist = row / total
+            elif clean:
+                dist = np.eye(draft.V)[nxt]
+            else:
+                dist, fallback = target.cond(s), fallback + weight
+            for y in np.flatnonzero(dist > 0):
+                law[s + (int(y),)] += weight * float(dist[y])
+        self._memo = (draft, target, K, L, (dict(law), fallback, visited))
+        return self._memo[4]
+
+    def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
+        """Exact output law on toy models without enumerating Ω^(K·L) (``_model_law``; the tests check
+        it against the coin-by-coin law of every draft tuple)."""
+        law, _, visited = self._model_law(draft, target, K, L)
+        return law, visited
+
     def fallback_mass(self, draft, target, K: int, L: int) -> float:
         """P(r at the stop row has no mass, so that y is drawn from q(·|s)) (``transformers`` only:
         ``algorithm_clean`` accepts the next draft token there, as released)."""
-        if self.variant == "algorithm_clean":
-            return 0.0
-        paths = [(x, draft.joint(x)) for x in itertools.product(range(draft.V), repeat=L)]
-        total = 0.0
-        for combo in itertools.product([(x, w) for x, w in paths if w > 0], repeat=K):
-            block = DraftBlock.from_models([x for x, _ in combo], draft.cond, target.cond)
-            for prob, out in enumerate_outcomes(lambda coins: self.run(block, coins)):
-                if out.trace.quantities.get(out.accepted, {}).get("residual_fallback"):
-                    total += math.prod(w for _, w in combo) * prob
-        return total
+        return self._model_law(draft, target, K, L)[1]
+
+    @staticmethod
+    def model_law_cost(V: int, K: int, L: int) -> float:
+        """Seconds, roughly: up to V^L states a round (the prefix and its draft), each meeting V^L
+        next drafts with up to 2^L coin branches."""
+        paths = V ** L
+        return 3e-6 * paths * min(paths, 1 + (K - 1) * paths) * 2 ** L
 
     def __repr__(self) -> str:
         return f"<verifier hsd {self.variant}>"
