@@ -7,7 +7,7 @@ import pytest
 from toy_models import PRESETS, random_pair
 
 from core.analysis.exact import exact_analysis
-from core.analysis.released_ports import hsd_numbers
+from core.analysis.released_ports import hsd_numbers, hsd_stream_numbers
 from core.analysis.sampling import draw_block
 from core.rules.base import VerifierError
 from core.rules.hsd import HSD, VARIANTS
@@ -119,3 +119,21 @@ def test_model_level_programme_equals_the_coin_enumeration_of_every_draft_tuple(
         outputs = set(fast.output_law) | set(plain.output_law)
         assert max(abs(fast.output_law.get(u, 0) - plain.output_law.get(u, 0)) for u in outputs) < 1e-14
         assert fast.fallback_mass == plain.fallback_mass == 0.0
+
+
+def test_the_stream_over_three_iterations_and_its_repair():
+    # No state crosses iterations (each emits 1 + 4/3 = 7/3 tokens on the i.i.d. toy).  First three
+    # tokens: t1 = 0 is exact; t1 = 1 gets full(1,t2)·q(t3) + 1/3·H(t2,t3), H = HSD's first-two law
+    # (1/9, 2/9, 3/9, 3/9): (1,0,0) 3/27 vs 2/27, (1,0,1) 6/27 vs 4/27, (1,1,0) 4/27 vs 4/27,
+    # (1,1,1) 5/27 vs 8/27: TV = 6/54 = 1/9.
+    # Repair (compensating each next iteration's target; F ≥ 0 at K = 1): after O = (1) the next
+    # target's first token is (0, 1) (F(1,0) = 0), an iteration of 2/3·1 + 1/3·3 = 5/3 tokens whose
+    # O = (1) (2/3) leaves first-token target (1/6, 5/6) for the third, worth 4/9·(3/8 + 7/8) +
+    # 2/9·(3/2 + 1/2) + 1/3·3 = 2 tokens.  Iteration 2: 2/3·7/3 + 1/3·5/3 = 19/9; iteration 3:
+    # 2/3·(1/3·5/3 + 2/3·7/3) + 1/3·(2/3·2 + 1/3·7/3) = 19/9; (21 + 19 + 19)/9 over 3 calls = 59/27,
+    # below BV's 1 + 11/9 = 20/9 = 60/27.
+    numbers = hsd_stream_numbers()
+    assert frac(numbers["stream_tv"]) == Fraction(1, 9) and frac(numbers["tokens_per_call"]) == Fraction(7, 3)
+    assert numbers["repairable"] and numbers["repaired_tv"] < 1e-12
+    assert frac(numbers["repaired_tokens_per_call"]) == Fraction(59, 27)
+    assert frac(numbers["bv_tokens_per_call"]) == Fraction(20, 9)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from toy_models import PRESETS, ToyModel
 
-from core.analysis.compensation import compensate
+from core.analysis.compensation import compensate, iterate_exact
 from core.analysis.exact import exact_analysis
 from core.rules.eagle import Eagle
 from core.rules.hsd import HSD
@@ -34,6 +34,22 @@ def hsd_numbers(K: int = 1, L: int = 2, variant: str = "transformers",
             "bv_expected_accepted": bv.expected_accepted,
             "lossless": hsd.is_lossless, "beats_bv": hsd.expected_accepted > bv.expected_accepted,
             "compensable": not repair.over_emission, "min_F": repair.min_F}
+
+
+def hsd_stream_numbers(K: int = 1, L: int = 2, n: int = 3, variant: str = "transformers") -> dict:
+    """The generated stream over n iterations on the binary toy, exactly (``iterate_exact``): the TV of
+    its first n tokens as released (iterations carry no state, so this is the one-iteration loss
+    seen in the stream), and, where the loss can be repaired by compensating each next iteration's
+    target, the repaired stream's TV and tokens per target call against BV's."""
+    draft, target = _binary_toy()
+    plain = iterate_exact(HSD(variant), draft, target, K, L, n, compensate_target=False)
+    repaired = iterate_exact(HSD(variant), draft, target, K, L, n, compensate_target=True)
+    bv = iterate_exact("bv", draft, target, K, L, n, compensate_target=False)
+    return {"K": K, "L": L, "n": n, "variant": variant, "stream_tv": plain.tv,
+            "tokens_per_call": plain.tokens_per_iteration,
+            "repairable": not repaired.over_emission, "repaired_tv": repaired.tv,
+            "repaired_tokens_per_call": repaired.tokens_per_iteration,
+            "bv_tokens_per_call": bv.tokens_per_iteration}
 
 
 def eagle_numbers(release: str, temperature: float, K: int = 2, L: int = 2) -> dict:
