@@ -92,3 +92,9 @@ def test_chains_formula_equals_the_coin_enumeration(release, V, K, L, T):
         plain = exact_analysis(Eagle(release, T), draft, target, K, L, recursion=False)
         outputs = set(fast.output_law) | set(plain.output_law)
         assert max(abs(fast.output_law.get(u, 0) - plain.output_law.get(u, 0)) for u in outputs) < 1e-14
+
+
+def test_smallest_lossy_instance_one_token():
+    # K = L = 1 at T = 1/2: the full block has probability Σ p_T q_T = 8/25, and its bonus law is
+    # (1/3, 2/3) instead of (1/5, 4/5): TV = 8/25·2/15 = 16/375.
+    assert frac(eagle_numbers("eagle2", 0.5, K=1, L=1)["tv"]) == Fraction(16, 375)
