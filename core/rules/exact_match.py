@@ -23,9 +23,10 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.trace import Outcome, Trace
-from core.data.tree import DraftBlock
+from core.data.trace import Outcome
+from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
+from core.rules.token_level import token_walk
 
 
 def _matches(block: DraftBlock) -> list[float]:
@@ -52,17 +53,12 @@ class ExactMatch(Verifier):
     listed_on_chains = False
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
-        x = block.draft(0)
-        trace = Trace()
-        for i, match in enumerate(_matches(block)):
-            node = x[: i + 1]
-            trace.note(node, match=match)
-            if not trace.test(node, 0, match, coins.bernoulli(match), "token"):
-                u = x[:i]
-                others = block.q[u].copy()
-                others[x[i]] = 0.0
-                return Outcome(u, 0 if i else -1, residual(others, block.q[u]), trace)
-        return Outcome(x, 0, block.q[x], trace)
+        def mismatch(u: Node, token: int) -> np.ndarray:
+            """The target's sample given that it is not the draft token: q(·|u) without it."""
+            others = block.q[u].copy()
+            others[token] = 0.0
+            return residual(others, block.q[u])
+        return token_walk(block, _matches(block), "match", mismatch, coins)
 
     def expected_tau(self, block: DraftBlock) -> float:
         return float(np.sum(np.cumprod(_matches(block))))
