@@ -98,3 +98,38 @@ def test_smallest_lossy_instance_one_token():
     # K = L = 1 at T = 1/2: the full block has probability Σ p_T q_T = 8/25, and its bonus law is
     # (1/3, 2/3) instead of (1/5, 4/5): TV = 8/25·2/15 = 16/375.
     assert frac(eagle_numbers("eagle2", 0.5, K=1, L=1)["tv"]) == Fraction(16, 375)
+
+
+def _membership_value(draft, target, shape, law) -> float:
+    """E[τ] = Σ_(v ≠ ∅, |v| ≤ L) q(v)·P(v is drafted), from every drafted tree: the rule walks a target
+    path while it is drafted, so τ ≥ |v| exactly when the target path starts with a drafted v."""
+    import itertools
+
+    from core.data.drafting import enumerate_trees
+    total = 0.0
+    for weight, tree in enumerate_trees(draft, target, shape, law):
+        drafted = {()} | {u + (c,) for u, children in tree.table().items() for c in children}
+        for depth in range(1, shape.L + 1):
+            for v in itertools.product(range(target.V), repeat=depth):
+                if v in drafted:
+                    total += weight * target.joint(v)
+    return total
+
+
+# The Draft trees page's configurations (tests/test_draft_trees.py) and their values.
+PAGE_CASES = [("binary-toy", Shape.chains_of(2, 2), "greedy", Fraction(13, 9)),
+              ("binary-toy", Shape.tree((2, 2)), "iid", Fraction(842, 729)),
+              ("binary-toy", Shape.tree((2, 2)), "wor", Fraction(2)),
+              ("binary-toy", Shape.tree((2, 1)), "topk", Fraction(4, 3)),
+              ("three-token-toy", Shape.tree((3, 1)), "greedy", Fraction(23, 18)),
+              ("three-token-toy", Shape.chains_of(2, 2), "greedy", Fraction(115, 162))]
+
+
+@pytest.mark.parametrize("preset, shape, law, value", PAGE_CASES)
+def test_tree_values_equal_the_membership_formula(preset, shape, law, value):
+    toy = PRESETS[preset]
+    result = exact_analysis("eagle", toy.draft, toy.target, shape=shape, law=law)
+    assert result.expected_accepted == pytest.approx(_membership_value(toy.draft, toy.target, shape, law), abs=1e-14)
+    assert result.is_lossless
+    if value is not None:
+        assert frac(result.expected_accepted) == value
