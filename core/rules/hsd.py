@@ -21,8 +21,8 @@ The two released versions (ported line by line, ``VARIANTS``):
 * ``transformers`` — ``_speculative_sampling(backward=True)`` in ``transformers/generation/utils.py``
   of ZhouYuxuanYX/Hierarchical-Speculative-Decoding at f3adf7f (2025-10-15), the code the README's
   HSD ("clever") and multi-draft scripts run; at HEAD b8575e2 (2026-04-14) the same rule is
-  vectorised (``torch.cummax``) in lines that mix tabs and spaces, so that file no longer compiles
-  (TabError).  When every row steps back the stop position is 0.  With K ≥ 2 ("parallel"
+  vectorised (``torch.cummax``) in lines that mix tabs and spaces (since 3b1ae00), so that file no
+  longer compiles (TabError).  When every row steps back the stop position is 0.  With K ≥ 2 ("parallel"
   multi-draft, recursive rejection over drafts): draft b is verified next iff its first n tokens equal
   the accepted prefix, from position n, with q(·|x_≤n) replaced by the previous round's r at the stop
   row (normalised), T(n) and D(n) carried over from that round, and the acceptance ratio taken over
