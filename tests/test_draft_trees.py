@@ -134,7 +134,8 @@ def _metrics(at) -> dict[str, str]:
 
 def test_chains_greedy_on_the_binary_toy_reach_16_9_and_the_lp_17_9():
     at = _trees({"K": "2", "shape": "chains", "law": "greedy"})
-    assert _table(at) == {"rrs": "5/3", "traversal": "16/9", "lp_optimal": "17/9"}
+    # eagle's values on this page: tests/test_eagle.py, by Σ_v q(v)·P(v drafted) over every drafted tree
+    assert _table(at) == {"rrs": "5/3", "traversal": "16/9", "lp_optimal": "17/9", "eagle": "13/9"}
     assert _metrics(at) == {"Own-law LP": "17/9", "i.i.d.-chains LP": "131/81"}
     assert figure(at, "chains 2×2 drafted by greedy")
     assert at.query_params["law"] == "greedy" and at.query_params["shape"] == "chains"
@@ -142,12 +143,12 @@ def test_chains_greedy_on_the_binary_toy_reach_16_9_and_the_lp_17_9():
 
 def test_a_static_tree_iid_and_its_link():
     at = _trees({"shape": "tree", "b": "2,2", "law": "iid"})
-    assert _table(at) == {"rrs": "346/243", "traversal": "1072/729", "lp_optimal": "1271/729"}
+    assert _table(at) == {"rrs": "346/243", "traversal": "1072/729", "lp_optimal": "1271/729", "eagle": "842/729"}
     assert _metrics(at) == {"Own-law LP": "1271/729", "i.i.d.-chains LP": "1351/729"}     # K = 6/2 = 3
     assert at.text_input(key="tree_b").value == "2,2" and at.session_state["tree_law"] == "iid"
     at.selectbox(key="tree_law").set_value("wor").run()
     no_errors(at)
-    assert _table(at) == {"rrs": "2", "traversal": "2", "lp_optimal": "2"}        # the complete tree
+    assert _table(at) == {"rrs": "2", "traversal": "2", "lp_optimal": "2", "eagle": "2"}    # the complete tree
     assert at.query_params["b"] == "2,2" and at.query_params["law"] == "wor"
 
 
@@ -155,14 +156,14 @@ def test_three_token_toy_tree_greedy_and_the_widgets():
     at = open_page("pages/draft_trees.py", query={"preset": "three-token-toy", "shape": "tree", "b": "3,1",
                                                   "law": "greedy"})
     no_errors(at)
-    assert _table(at) == {"rrs": "5/3", "traversal": "65/36", "lp_optimal": "17/9"}
+    assert _table(at) == {"rrs": "5/3", "traversal": "65/36", "lp_optimal": "17/9", "eagle": "23/18"}
     tree = figure(at, "b = (3, 1) drafted by greedy")
     names = {t["name"] for t in tree["data"]}
     assert any(n.startswith("deterministic") for n in names) and any(n.startswith("sampled") for n in names)
     at.radio(key="tree_kind").set_value("chains").run()                    # the preset's K = 2, L = 2
     no_errors(at)
     assert figure(at, "chains 2×2 drafted by greedy") and at.text_input(key="tree_b").disabled
-    assert _table(at) == {"rrs": "25/18", "traversal": "53/36", "lp_optimal": "3/2"}
+    assert _table(at) == {"rrs": "25/18", "traversal": "53/36", "lp_optimal": "3/2", "eagle": "115/162"}
     assert _metrics(at) == {"Own-law LP": "3/2", "i.i.d.-chains LP": "1861/1296"}
 
 
@@ -173,7 +174,7 @@ def test_the_top_k_tree_shows_its_closed_form_on_the_tree():
     labels = next(t for t in tree["data"] if t["name"].startswith("q(s)"))
     assert sorted(labels["text"]) == ["q = 1/3", "q = 1/9", "q = 2/3", "q = 2/9"]
     assert _frac(sum(labels["customdata"])) == Fraction(4, 3)
-    assert _table(at) == {"rrs": "4/3", "traversal": "4/3", "lp_optimal": "4/3"}
+    assert _table(at) == {"rrs": "4/3", "traversal": "4/3", "lp_optimal": "4/3", "eagle": "4/3"}
     table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns)
     typical = table[table["verifier"].str.startswith("typical")]
     if len(typical):        # Medusa's typical acceptance measured lossy here: 23/27 (tests/test_typical.py, by hand)

@@ -17,7 +17,7 @@ from core.analysis.sampling import draw_block
 
 LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
 DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "traversal", "otv",
-              "td_optimal", "lp_optimal"]
+              "td_optimal", "lp_optimal", "hsd", "eagle"]
 TREE_METHODS = ["specinfer", "traversal", "lp_optimal"]
 
 

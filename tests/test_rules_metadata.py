@@ -52,7 +52,8 @@ def test_registry_is_keyed_by_name_in_display_order():
     assert list(REGISTRY) == [cls.name for cls in RULES]
     assert all(REGISTRY[key].name == key for key in REGISTRY)
     assert list(REGISTRY) == ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv",
-                              "traversal", "otv", "td_optimal", "lp_optimal", "typical"]
+                              "traversal", "otv", "td_optimal", "lp_optimal", "typical", "hsd", "eagle",
+                              "exact_match"]
 
 
 def test_colours_and_short_names_tell_rules_apart():

@@ -447,8 +447,9 @@ def test_monte_carlo_agrees_with_the_exact_law(method, shape, law):
 def test_only_rrs_traversal_and_lp_optimal_accept_every_shape_and_law():
     assert [n for n, c in REGISTRY.items() if c.token_trees and c.lossless_by_theory] == \
         ["specinfer", "traversal", "lp_optimal"]
-    # and one lossy reference rule, Medusa's typical acceptance (tests/test_typical.py)
-    assert [n for n, c in REGISTRY.items() if c.token_trees and not c.lossless_by_theory] == ["typical"]
+    # and two lossy reference rules: Medusa's typical acceptance (tests/test_typical.py) and EAGLE's
+    # released verification, lossy in its EAGLE-2 release at T ≠ 1 (tests/test_eagle.py)
+    assert [n for n, c in REGISTRY.items() if c.token_trees and not c.lossless_by_theory] == ["typical", "eagle"]
     assert type(get_verifier("rrs")) is REGISTRY["specinfer"] and "rrs" not in method_names()
     toy = tm.binary_toy()
     for name in method_names():
@@ -546,14 +547,15 @@ def test_the_command_line_lists_the_rules_it_skips_and_bounds_the_tree():
                            "--method", "all")
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == "b = (2, 1)  law=wor  budget n=4  L=2  V=3  T=1" and len(lines) == 7
-    assert [line.split()[0] for line in lines[3:7]] == ["rrs", "traversal", "lp_optimal", "typical"]
+    assert lines[0] == "b = (2, 1)  law=wor  budget n=4  L=2  V=3  T=1" and len(lines) == 8
+    assert [line.split()[0] for line in lines[3:8]] == ["rrs", "traversal", "lp_optimal", "typical", "eagle"]
     assert "35/27" in lines[3] and "73/54" in lines[4] and "701/432" in lines[5]
-    chains_only = ["sd", "bv", "spectr", "spectr_gbv", "rbv", "best_of_k_bv", "otv", "td_optimal"]
+    chains_only = ["sd", "bv", "spectr", "spectr_gbv", "rbv", "best_of_k_bv", "otv", "td_optimal", "hsd",
+                   "exact_match"]
     assert err == f"note: {', '.join(chains_only)} skipped: defined on K i.i.d. chains only\n"
     status, out, _ = cli("exact", "--preset", "three-token-toy", "--tree", "2,1", "--law", "wor", "--method", "all", "--json")
     data = json.loads(out)
-    assert [r["method"] for r in data["results"]] == ["rrs", "traversal", "lp_optimal", "typical"]
+    assert [r["method"] for r in data["results"]] == ["rrs", "traversal", "lp_optimal", "typical", "eagle"]
     assert data["skipped"] == [{"method": m, "reason": "defined on K i.i.d. chains only"} for m in chains_only]
     status, out, _ = cli("bound", "--preset", "three-token-toy", "--tree", "2,2", "--law", "iid", "--kind", "lp", "--json")
     data = json.loads(out)

@@ -429,8 +429,11 @@ def test_the_command_line_computes_typical_beside_rrs_on_a_tree(cli):
                          "--method", "all", "--json")
     assert status == 0
     rows = {r["method"]: r for r in json.loads(out)["results"]}
-    assert list(rows) == ["rrs", "traversal", "lp_optimal", "typical"]
+    assert list(rows) == ["rrs", "traversal", "lp_optimal", "typical", "eagle"]
     assert rows["typical"]["fidelity_tv"] == pytest.approx(23 / 27, abs=1e-15)
+    # EAGLE's released verification is rrs on a top-k tree (docs/maths.md): the same E[τ], lossless
+    assert rows["eagle"]["expected_accepted"] == pytest.approx(rows["rrs"]["expected_accepted"], abs=1e-15)
+    assert rows["eagle"]["fidelity_tv"] <= 1e-15
     assert (rows["typical"]["epsilon"], rows["typical"]["delta"], rows["typical"]["extra_token"]) == (0.09, 0.3, "greedy")
     assert rows["rrs"]["fidelity_tv"] <= 1e-15 and "epsilon" not in rows["rrs"]
     status, out, _ = cli("exact", "--preset", "binary-toy", "--tree", "2,1", "--law", "topk", "--method",

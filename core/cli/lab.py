@@ -8,7 +8,8 @@ Every error is one line on stderr naming the problem, with exit status 2; never 
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 ``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
 line on stderr per rule, and lists it under ``skipped`` in the JSON; that rule alone is an error.
-A rule's own parameters (``--epsilon``, ``--delta``: ``typical``'s) go to the rules that take them;
+A rule's own parameters (``--epsilon``, ``--delta``: ``typical``'s; ``--variant``: ``hsd``'s;
+``--release``: ``eagle``'s, which also reads ``--temperature``) go to the rules that take them;
 ``--method all`` with --K/--L alone leaves out the rules added after its output was fixed
 (``Verifier.listed_on_chains``), which it lists with --tree or --law.
 """
@@ -47,11 +48,15 @@ def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
 
 
 def _add_parameters(p: argparse.ArgumentParser) -> None:
-    """The rules' own parameters (``Verifier.parameters``): ``typical``'s ε and δ."""
+    """The rules' own parameters (``Verifier.parameters``): typical's, hsd's and eagle's."""
     p.add_argument("--epsilon", type=float, help="typical's hard threshold ε (Medusa's "
                    "posterior_threshold; default 0.09, Medusa's)")
     p.add_argument("--delta", type=float, help="typical's entropy factor δ (Medusa's "
                    "posterior_alpha; default 0.3, Medusa's)")
+    p.add_argument("--variant", choices=("transformers", "algorithm_clean"), help="hsd's released "
+                   "version (default transformers: the repository's transformers/generation/utils.py)")
+    p.add_argument("--release", choices=("current", "eagle2"), help="eagle's release (default current; "
+                   "eagle2 draws the bonus token at temperature 1)")
 
 
 def _params(args, name: str) -> dict:
@@ -60,7 +65,10 @@ def _params(args, name: str) -> dict:
     (``make_verifier``)."""
     from core.rules.registry import resolve
 
-    given = {key: getattr(args, key) for key in ("epsilon", "delta") if getattr(args, key) is not None}
+    given = {key: getattr(args, key) for key in ("epsilon", "delta", "variant", "release")
+             if getattr(args, key) is not None}
+    if "temperature" in resolve(name).parameters:       # eagle's eagle2 release needs the models' T
+        given["temperature"] = args.temperature
     if args.method == "all":
         return {key: value for key, value in given.items() if key in resolve(name).parameters}
     return given
@@ -240,6 +248,10 @@ def cmd_exact(args) -> int:
         chains_only = [name for name in names if not resolve(name).supports(shape, law)]
         skipped = [{"method": name, "reason": CHAINS_ONLY} for name in chains_only]
         names = [name for name in names if name not in chains_only]
+    for option, rule in (("variant", "hsd"), ("release", "eagle")):
+        if args.method == "all" and getattr(args, option) is not None and rule not in names:
+            raise CLIError(f"--{option} is {rule}'s, which --method all does not list on these drafts; "
+                           f"use --method {rule}")
     for name in names:
         try:
             if shape is None:

@@ -61,8 +61,9 @@ class Verifier:
     #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
     parameters: ClassVar[tuple[str, ...]] = ()
 
-    #: Whether ``exact --method all`` with --K/--L alone lists the rule.  False for a rule added after
-    #: those outputs were fixed (they stay byte-identical); it is listed with --tree or --law.
+    #: Whether ``exact --method all`` with --K/--L alone lists the rule, and whether a sweep runs it by
+    #: default (``core.sweep.config.default_methods``).  False for a rule added after those outputs were
+    #: fixed (they stay byte-identical); ``exact`` lists it with --tree or --law.
     listed_on_chains: ClassVar[bool] = True
 
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only

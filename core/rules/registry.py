@@ -12,6 +12,9 @@ from core.data.shapes import Shape
 from core.rules.base import Verifier, VerifierError
 from core.rules.best_of_k import BestOfKBV
 from core.rules.block import BV
+from core.rules.eagle import Eagle
+from core.rules.exact_match import ExactMatch
+from core.rules.hsd import HSD
 from core.rules.lp_optimal import LPOptimal
 from core.rules.otv import OTV
 from core.rules.rbv import RBV
@@ -37,6 +40,9 @@ RULES: tuple[type[Verifier], ...] = (
     TDOptimal,
     LPOptimal,
     Typical,
+    HSD,
+    Eagle,
+    ExactMatch,
 )
 
 REGISTRY: dict[str, type[Verifier]] = {cls.name: cls for cls in RULES}

@@ -6,6 +6,8 @@ E[τ | x] = Σ_i Π_(j≤i) min(1, q(x_j|x_<j)/p(x_j|x_<j)).  Uses draft 1 only,
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from core.data.coins import Coins
@@ -14,6 +16,21 @@ from core.data.levels import law_from_levels, level_conditionals, node_recursion
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
+
+
+def token_walk(block: DraftBlock, passes: list[float], name: str,
+               correction: Callable[[Node, int], np.ndarray], coins: Coins) -> Outcome:
+    """Walk draft 0 token by token: x_i passes with probability ``passes[i]`` (noted in the trace as
+    ``name``); at the first failure the extra token's law is ``correction(x_<i, x_i)``, after L
+    passes the bonus q(·|x)."""
+    x = block.draft(0)
+    trace = Trace()
+    for i, prob in enumerate(passes):
+        node = x[: i + 1]
+        trace.note(node, **{name: prob})
+        if not trace.test(node, 0, prob, coins.bernoulli(prob), "token"):
+            return Outcome(x[:i], 0 if i else -1, correction(x[:i], x[i]), trace)
+    return Outcome(x, 0, block.q[x], trace)
 
 
 def _ratios(block: DraftBlock) -> list[float]:
@@ -36,15 +53,8 @@ class SD(Verifier):
     closed_form_tau = True
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
-        x = block.draft(0)
-        trace = Trace()
-        for i, ratio in enumerate(_ratios(block)):
-            node = x[: i + 1]
-            trace.note(node, accept=ratio)
-            if not trace.test(node, 0, ratio, coins.bernoulli(ratio), "token"):
-                u = x[:i]
-                return Outcome(u, 0 if i else -1, residual(block.q[u] - block.p[u], block.q[u]), trace)
-        return Outcome(x, 0, block.q[x], trace)
+        return token_walk(block, _ratios(block), "accept",
+                          lambda u, _: residual(block.q[u] - block.p[u], block.q[u]), coins)
 
     def expected_tau(self, block: DraftBlock) -> float:
         total, survive = 0.0, 1.0

@@ -71,9 +71,11 @@ class DraftKey(NamedTuple):
 
 def default_methods() -> tuple[str, ...]:
     """Every registered lossless rule that needs no model of its own (``lp_optimal``'s value is the
-    LP column), plus ``DEFAULT_LOSSY``; read from the registry's metadata at run time."""
+    LP column), plus ``DEFAULT_LOSSY``, leaving out the rules added after the sweeps' outputs were
+    fixed (``Verifier.listed_on_chains``); read from the registry's metadata at run time."""
     return tuple(name for name, cls in REGISTRY.items()
-                 if not cls.needs_models and (cls.lossless_by_theory or name in DEFAULT_LOSSY))
+                 if not cls.needs_models and cls.listed_on_chains
+                 and (cls.lossless_by_theory or name in DEFAULT_LOSSY))
 
 
 def draft_methods() -> tuple[str, ...]:

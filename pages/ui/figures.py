@@ -44,7 +44,7 @@ MIN_LABEL_SIZE = 12
 #: normal vision and every simulated dichromacy), the rules' palette: every rule's ``color`` (``core/rules/*.py``) is one of these, each its own
 #: (``tests/test_figures.py`` simulates the three kinds of colour blindness on them).
 TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499")
-RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00", "#e377c2")
+RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00", "#e377c2", "#9922ff", "#8877ee", "#442200")  # the last three: released ports, ΔE ≥ 23 from the rest (simulated dichromacies)
 
 # White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
 # itself carries defaults for every trace type, and building it imported about 140 more modules on
