@@ -1,15 +1,19 @@
-"""Claims: each claim of the SpecTr-GBV paper with a verdict computed live on the current toy
-configuration, a reproducible counterexample or confirmation, and a seeded random search."""
+"""Claims: every registered claim (``core.claims.registry``) grouped by source, with its verdict,
+its numbers and a link that opens its instance; then each claim of the SpecTr-GBV paper with a
+verdict computed live on the current toy configuration, and a seeded random search."""
 from __future__ import annotations
 
 import json
 from functools import partial
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
-from core.analysis import claims
-from core.analysis.claims import FAILS, GBV, HOLDS, NA
+from core.claims import spectr_gbv as claims
+from core.claims.base import Verdict, decide
+from core.claims.registry import CLAIMS, SOURCES, get_claim
+from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
 from core.sweep.engine import map_batches
 from pages.ui import cached, charts, errors, figures, lazy, routing, text, toy_config
 
@@ -28,10 +32,58 @@ MEASURED = "a wall-clock measurement on this machine, not an exact verdict"
 BEST_OF_K = "best_of_k_bv"
 
 cfg = toy_config.toy_config(methods=False, K_max=6)
-st.title("SpecTr-GBV: does each claim hold?")
+st.title("Claims: does each hold?")
+
+
+@st.cache_data(show_spinner=False)
+def registered_verdict(key: str) -> Verdict:
+    """One registered claim's verdict (``core.claims.base.decide``), computed once per server."""
+    return decide(get_claim(key))
+
+
+def instance_link(v: Verdict) -> str:
+    """A Markdown link that opens the verdict's instance on its page (the worst one for a family)."""
+    if v.instance is None:
+        return text.DASH
+    page = routing.draft_trees() if v.instance.page == "trees" else routing.toy_lab()
+    return f"[open]({page.url_path}?{urlencode(v.instance.query())})"
+
+
+VERDICT_WORDS = {HOLDS: ":green[{}]", FAILS: ":red[{}]", NA: ":gray[{}]"}
+st.markdown(
+    "Each claim below comes from a paper or a tracker thread. None is assumed: each verdict is computed "
+    "exactly on toy models, on one instance or over a seeded random family (\"holds on N of M\", with the "
+    "worst instance), and its instance opens in the laboratory or on the Draft trees page. The same verdicts "
+    "print with `python -m core claims`.")
+run_families = st.session_state.get("claims_families_run", False)
+if not run_families:
+    st.button("Compute the verdicts over random families", key="claims_families",
+              on_click=lambda: st.session_state.update(claims_families_run=True),
+              help="Each family verdict runs every seeded instance of its family; about a second in all.")
+shown: dict[str, str] = {}
+for source_id, source in SOURCES.items():
+    box = st.container(border=True)
+    link = f"[{source.where}]({source.url})" if source.url else text.escape_markdown(source.where)
+    box.markdown(f"**{text.escape_markdown(source.title)}** ({link})")
+    rows = []
+    for claim in (c for c in CLAIMS if c.source.id == source_id):
+        if claim.family is not None and not run_families:
+            rows.append({"claim": text.escape_markdown(claim.statement), "verdict": ":gray[not computed yet]",
+                         "numbers": text.escape_markdown(claim.family.describe()), "instance": text.DASH})
+            continue
+        with errors.guard(f"the verdict on {claim.key}"):
+            v = registered_verdict(claim.key)
+            shown[claim.key] = v.words
+            rows.append({"claim": text.escape_markdown(claim.statement),
+                         "verdict": VERDICT_WORDS[v.status].format(v.words + (" (measured)" if v.measured else "")),
+                         "numbers": text.escape_markdown(v.summary()), "instance": instance_link(v)})
+    box.markdown(text.markdown_table(rows, raw=("claim", "verdict", "numbers", "instance")))
+st.session_state["claims_registry"] = shown
+
+st.header("SpecTr-GBV, live on your configuration")
 st.markdown(
     "The SpecTr-GBV paper (Lin, Sheng, Cai, Zhou 2026) claims that its rule is **lossless**, "
-    "**optimal**, **attains E_CIC**, is **monotone in K**, **reduces to block verification at K = 1** "
+    "**optimal among lossless verifiers**, **attains E_CIC**, is **monotone in K**, **reduces to block verification at K = 1** "
     "and verifies in **O(|Ω|)**. Reviewers dispute these claims. This page assumes none of them: each "
     "verdict below is computed exactly, now, on the configuration in the sidebar, and comes with what "
     "you need to reproduce it. The rule is run *as released in the authors' code*.")

@@ -254,7 +254,7 @@ def plotly_charts(page):
 #: decoder's, the sweeps' and the leaderboard's charts show after a run: their end-to-end tests below
 #: wait for them as Plotly charts too.
 PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 1),
-         ("claims", "SpecTr-GBV", 3)]
+         ("claims", "Claims", 3)]
 
 
 @pytest.mark.parametrize("path,title,charts", PAGES)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 pytest.importorskip("streamlit")
-from core.analysis import claims  # noqa: E402
+from core.claims import spectr_gbv as claims  # noqa: E402
 from pages.ui import cached, figures  # noqa: E402
 from tests.apptest import figure, markdown_table, no_errors, open_box, open_page  # noqa: E402
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from toy_models import ToyModel, from_json
 
+from core.data.fractions import fraction
 from core.errors import InvalidInput
 from core.sweep.config import FAMILIES, InstanceKey
 from core.sweep.engine import map_batches
@@ -173,11 +174,35 @@ class Verdict:
                 self.status, self.status)
         return self.status
 
+    def summary(self, limit: int = 6) -> str:
+        """The numbers in one line: ``name = value`` for each scalar (a float as a fraction where it
+        is a small one, else to 6 significant digits), a family's worst instance's numbers after
+        "worst:"; lists and long tables are left to ``to_json``."""
+        numbers = dict(self.numbers)
+        worst = numbers.pop("worst", None)
+        parts = [f"{k} = {_text(v)}" for k, v in numbers.items() if k not in ("held", "of", "family") and _scalar(v)]
+        if worst:
+            parts.append("worst: " + ", ".join(f"{k} = {_text(v)}" for k, v in worst.items() if _scalar(v)))
+        return "; ".join(parts[:limit + (1 if worst else 0)])
+
     def to_json(self) -> dict:
         return {"claim": self.claim, "status": self.status, "verdict": self.words,
-                "held": list(self.held) if self.held else None, "measured": self.measured,
+                "held": [int(x) for x in self.held] if self.held else None, "measured": self.measured,
                 "numbers": _jsonable(self.numbers),
                 "instance": self.instance.to_json() if self.instance else None}
+
+
+def _scalar(v) -> bool:
+    return isinstance(v, (bool, int, float, str)) or hasattr(v, "item")
+
+
+def _text(v) -> str:
+    if isinstance(v, (bool, str)) or not hasattr(v, "__float__"):
+        return str(v)
+    v = float(v)
+    if v == int(v) and abs(v) < 1e6:
+        return str(int(v))
+    return fraction(v) or f"{v:.6g}"
 
 
 def _jsonable(x):
@@ -250,7 +275,7 @@ def decide_family(claim: Claim, client=None, progress=None) -> Verdict:
     if any(f not in FAMILIES for f in fam.families):
         raise InvalidInput(f"unknown family in {fam.families}; the families are {', '.join(FAMILIES)}")
     rows = map_batches(partial(_run_trial, claim.trial, fam.seed, fam.T), keys, client=client, progress=progress)
-    n = sum(r.holds for r, _, _ in rows)
+    n = sum(bool(r.holds) for r, _, _ in rows)
     worst = min(range(len(rows)), key=lambda i: rows[i][0].margin)
     trial, draft, target = rows[worst]
     key = keys[worst]
@@ -258,5 +283,5 @@ def decide_family(claim: Claim, client=None, progress=None) -> Verdict:
     inst = Instance(key.K, key.L, draft=draft, target=target, T=fam.T, methods=claim.methods, **opens)
     numbers = {"held": n, "of": len(rows), "family": fam.describe(),
                "worst": {"family": key.family, "V": key.V, "K": key.K, "L": key.L, "index": key.index,
-                         "margin": trial.margin, **trial.numbers}}
+                         "margin": float(trial.margin), **trial.numbers}}
     return Verdict(claim.key, holds(n == len(rows)), numbers, inst, held=(n, len(rows)))
