@@ -79,3 +79,29 @@ def test_search_uses_the_chosen_V_temperature_and_families_and_counts_per_claim(
     table = next(d.value for d in at.dataframe if "claims broken" in d.value.columns)
     assert len(table) == counts["Lossless"]
     assert all("not lossless" in b for b in table["claims broken"])
+
+
+def test_every_registered_claim_is_listed_by_source_with_its_verdict_and_a_link():
+    """The registry's claims, grouped by source: single-instance verdicts at once, family verdicts
+    after the button, each with its instance's link (the laboratory or the Draft trees page)."""
+    from core.claims.base import decide
+    from core.claims.registry import CLAIMS, SOURCES
+
+    at = open_page("pages/claims.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    text = " ".join(m.value for m in at.markdown)
+    for source in SOURCES.values():
+        assert source.title.split(",")[0] in text
+    shown = at.session_state["claims_registry"]
+    single = [c for c in CLAIMS if c.family is None]
+    assert set(shown) == {c.key for c in single}
+    assert shown["greedy-multipath/bv-optimal-k1"] == "holds here"
+    assert "not computed yet" in text
+    at.button(key="claims_families").click().run()
+    no_errors(at)
+    shown = at.session_state["claims_registry"]
+    assert set(shown) == {c.key for c in CLAIMS}
+    fam = next(c for c in CLAIMS if c.key == "delayed-expansion/delayed-beats-root")
+    assert shown[fam.key] == decide(fam).words == "holds on 0 of 16 instances"
+    text = " ".join(m.value for m in at.markdown)
+    assert "(draft_trees?source=JSON" in text and "(toy_lab?source=Preset&preset=binary-toy" in text
