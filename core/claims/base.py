@@ -175,14 +175,15 @@ class Verdict:
         return self.status
 
     def summary(self, limit: int = 6) -> str:
-        """The numbers in one line: ``name = value`` for each scalar (a float as a fraction where it
-        is a small one, else to 6 significant digits), a family's worst instance's numbers after
-        "worst:"; lists and long tables are left to ``to_json``."""
+        """The numbers in one line: ``name = value`` for each scalar (a float as a fraction of
+        denominator ≤ 1000 where it is one, else to 6 significant digits), a family's worst instance's
+        numbers after "worst:" (its margin left to ``to_json``); lists and tables are left to ``to_json``."""
         numbers = dict(self.numbers)
         worst = numbers.pop("worst", None)
         parts = [f"{k} = {_text(v)}" for k, v in numbers.items() if k not in ("held", "of", "family") and _scalar(v)]
         if worst:
-            parts.append("worst: " + ", ".join(f"{k} = {_text(v)}" for k, v in worst.items() if _scalar(v)))
+            parts.append("worst: " + ", ".join(f"{k} = {_text(v)}" for k, v in worst.items()
+                                               if _scalar(v) and k != "margin"))
         return "; ".join(parts[:limit + (1 if worst else 0)])
 
     def to_json(self) -> dict:
@@ -202,7 +203,7 @@ def _text(v) -> str:
     v = float(v)
     if v == int(v) and abs(v) < 1e6:
         return str(int(v))
-    return fraction(v) or f"{v:.6g}"
+    return fraction(v, max_denominator=1000) or f"{v:.6g}"
 
 
 def _jsonable(x):
