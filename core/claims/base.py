@@ -8,8 +8,8 @@ opens: the toy laboratory or the Draft trees page) and a ``check`` that decides 
 trials with ``core.sweep.engine.map_batches`` (serially, or on a Dask client) and reports
 "holds on N of M" with the worst instance, which opens in the laboratory like any other.
 
-Statuses are the three of ``core.claims.spectr_gbv``: "holds here", "fails here", "cannot be
-checked here"; a family verdict adds the count N of M to "holds".
+Statuses are three, shared with SpecTr-GBV's verdicts (``core.claims.spectr_gbv``): "holds here",
+"fails here", "cannot be checked here"; a family verdict adds the count N of M to its words.
 """
 from __future__ import annotations
 
@@ -250,6 +250,14 @@ class Claim:
     def key(self) -> str:
         """``source/id``: unique across the registry."""
         return f"{self.source.id}/{self.id}"
+
+
+def trial_check(trial: Callable[..., Trial], **kw) -> Callable[[Instance], tuple[str, Mapping]]:
+    """A single-instance ``check`` from a family ``trial``: the trial on the instance's models, K, L."""
+    def check(inst: Instance) -> tuple[str, Mapping]:
+        t = trial(*inst.models(), inst.K, inst.L, **kw)
+        return holds(t.holds), dict(t.numbers)
+    return check
 
 
 def decide(claim: Claim, client=None, progress=None) -> Verdict:

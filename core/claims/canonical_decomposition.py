@@ -21,7 +21,7 @@ import numpy as np
 
 from core import bounds
 from core.analysis.exact import LOSSLESS_TOL
-from core.claims.base import Claim, Family, Instance, Source, Trial, holds
+from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
 
 SOURCE = Source("khisti-2025", "Khisti et al., Multi-draft speculative sampling: canonical architectures "
                 "and theoretical limits (ICLR 2025)", "arXiv 2410.18234, §3-§4",
@@ -81,12 +81,6 @@ def closed_form_trial(draft, target, K: int, L: int) -> Trial:
                  {"closed_form": closed, "lp_optimum": lp, "difference": closed - lp})
 
 
-def _on(trial):
-    def check(inst: Instance):
-        t = trial(*inst.models(), inst.K, inst.L)
-        return holds(t.holds), dict(t.numbers)
-    return check
-
 
 METHODS = ("specinfer", "spectr", "lp_optimal")
 CLAIMS = (
@@ -95,7 +89,7 @@ CLAIMS = (
           "the optimal acceptance with K = 2 drafts.",
           "The best two-step scheme (its own LP over selection rules) against the optimal-verifier LP, "
           "K = 2, L = 1, on the three-token toy.",
-          instance=Instance(2, 1, preset="three-token-toy", methods=METHODS), check=_on(two_step_trial)),
+          instance=Instance(2, 1, preset="three-token-toy", methods=METHODS), check=trial_check(two_step_trial)),
     Claim("two-step-optimal-family", SOURCE,
           "The two-step scheme is optimal on every instance.",
           "As above on each seeded instance, K = 2 and 3, V = 2..4.",

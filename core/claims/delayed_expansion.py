@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from core.analysis.depth_gain import conditional_gain
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
-from core.claims.base import Claim, Family, Instance, Source, Trial, holds
+from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
 from core.data.shapes import Shape
 
 SOURCE = Source("delayed-expansion", "Thomas, Kitanovski, Goldblum & Pal, Dynamic delayed tree expansion",
@@ -87,12 +87,6 @@ def delayed_beats_root_trial(draft, target, K: int, L: int, rule: str = "rrs") -
                   "budget": K * L, "same_K_delayed": value(Shape.tree(delayed_tree(K, L)))})
 
 
-def _on(trial, **kw):
-    def check(inst: Instance):
-        t = trial(*inst.models(), inst.K, inst.L, **kw)
-        return holds(t.holds), dict(t.numbers)
-    return check
-
 
 def _trees(K: int, L: int) -> dict:
     return {"page": "trees", "b": delayed_tree(K, L), "law": "iid"}
@@ -104,7 +98,7 @@ CLAIMS = (
           "Traversal verification accepts at least as many tokens as every optimal-transport verifier.",
           "Traversal's exact E[τ] against SpecTr's, SpecInfer's, td_optimal's and the top of td_optimal's "
           "acceptance-optimal range, K = 2, L = 2, on the binary toy.",
-          instance=Instance(2, 2, methods=("traversal", *OT_RULES), **TOY), check=_on(dominance_trial)),
+          instance=Instance(2, 2, methods=("traversal", *OT_RULES), **TOY), check=trial_check(dominance_trial)),
     Claim("traversal-dominates-family", SOURCE,
           "Traversal verification dominates the optimal-transport verifiers across instances.",
           "As above, on each seeded instance; the worst margin of traversal over the best OT verifier.",

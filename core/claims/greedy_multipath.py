@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from core import bounds
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
-from core.claims.base import Claim, Family, Instance, Source, Trial, holds
+from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
 
 SOURCE = Source("greedy-multipath", "Thomas & Pal, Greedy multi-path block verification",
                 "arXiv 2602.16961, §3-§4", "https://arxiv.org/abs/2602.16961")
@@ -36,23 +36,13 @@ def greedy_gain_trial(draft, target, K: int, L: int) -> Trial:
                   "gain": gain, "best_of_k_fidelity_tv": best.fidelity_tv})
 
 
-def _bv_optimal_here(inst: Instance):
-    t = bv_optimal_trial(*inst.models(), 1, inst.L)
-    return holds(t.holds), dict(t.numbers)
-
-
-def _gain_here(inst: Instance):
-    t = greedy_gain_trial(*inst.models(), inst.K, inst.L)
-    return holds(t.holds), dict(t.numbers)
-
-
 CLAIMS = (
     Claim("bv-optimal-k1", SOURCE,
           "Block verification accepts as many tokens as the best single-path lossless verifier, even one "
           "that reads probabilities off the drafted path.",
           "BV's exact E[τ] at K = 1 against the optimal-verifier LP at K = 1, on the binary toy.",
           instance=Instance(1, 2, preset="binary-toy", methods=("sd", "bv", "lp_optimal")),
-          check=_bv_optimal_here),
+          check=trial_check(bv_optimal_trial)),
     Claim("bv-optimal-k1-family", SOURCE,
           "Block verification is optimal among single-path verifiers on every instance.",
           "BV's exact E[τ] at K = 1 against the LP at K = 1 on each seeded instance (sweep families).",
@@ -62,7 +52,7 @@ CLAIMS = (
           "Greedy multi-path block verification (the best of K drafts, then BV) accepts more than BV on one draft.",
           "best_of_k_bv's exact E[τ] with K = 2 drafts against BV's with one, on the binary toy.",
           instance=Instance(2, 2, preset="binary-toy", methods=("bv", BEST, "traversal")),
-          check=_gain_here),
+          check=trial_check(greedy_gain_trial)),
     Claim("greedy-gain-family", SOURCE,
           "Greedy multi-path block verification never accepts less than BV on one draft.",
           "best_of_k_bv at K = 2 and 3 against BV at K = 1 on each seeded instance; the worst gain.",

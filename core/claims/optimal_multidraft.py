@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from core import bounds
 from core.analysis.exact import LOSSLESS_TOL
-from core.claims.base import Claim, Family, Instance, Source, Trial, holds
+from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
 from core.data.shapes import Shape
 
 SOURCE = Source("hu-2025", "Hu et al., Towards optimal multi-draft speculative decoding (ICLR 2025)",
@@ -34,19 +34,13 @@ def wor_trial(draft, target, K: int, L: int) -> Trial:
     return Trial(wor >= iid - LOSSLESS_TOL, wor - iid, {"wor_optimum": wor, "iid_optimum": iid, "gain": wor - iid})
 
 
-def _on(trial):
-    def check(inst: Instance):
-        t = trial(*inst.models(), inst.K, inst.L)
-        return holds(t.holds), dict(t.numbers)
-    return check
-
 
 CLAIMS = (
     Claim("closed-form", SOURCE,
           "The optimal acceptance of K i.i.d. drafts is min over token sets A of q(A) + 1 − p(A)^K.",
           "The closed form against the optimal-verifier LP at L = 1, K = 2, on the binary toy.",
           instance=Instance(2, 1, preset="binary-toy", methods=("specinfer", "spectr", "lp_optimal")),
-          check=_on(closed_form_trial)),
+          check=trial_check(closed_form_trial)),
     Claim("closed-form-family", SOURCE,
           "The closed form equals the optimal acceptance on every instance.",
           "The closed form against the LP at L = 1 on each seeded instance, K = 2 and 3.",
