@@ -12,7 +12,8 @@ import streamlit as st
 
 from core.claims import spectr_gbv as claims
 from core.claims.base import Verdict, decide
-from core.claims.registry import CLAIMS, SOURCES, get_claim
+from core.claims.registry import CLAIMS, SOURCES
+from core.errors import ExplorerError
 from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
 from core.sweep.engine import map_batches
 from pages.ui import cached, charts, errors, figures, lazy, routing, text, toy_config
@@ -35,12 +36,6 @@ cfg = toy_config.toy_config(methods=False, K_max=6)
 st.title("Claims: does each hold?")
 
 
-@st.cache_data(show_spinner=False)
-def registered_verdict(key: str) -> Verdict:
-    """One registered claim's verdict (``core.claims.base.decide``), computed once per server."""
-    return decide(get_claim(key))
-
-
 def instance_link(v: Verdict) -> str:
     """A Markdown link that opens the verdict's instance on its page (the worst one for a family)."""
     if v.instance is None:
@@ -50,6 +45,35 @@ def instance_link(v: Verdict) -> str:
 
 
 VERDICT_WORDS = {HOLDS: ":green[{}]", FAILS: ":red[{}]", NA: ":gray[{}]"}
+
+
+@st.cache_data(show_spinner="Computing the verdicts…")
+def registry_tables(families: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """Every registered claim's verdict (``core.claims.base.decide``), the family verdicts only when
+    ``families``: one Markdown table per source id, and each claim's verdict in words.  Computed once
+    per server, so a rerun of this page costs one cache look-up, not one per claim."""
+    tables, shown = {}, {}
+    for source_id in SOURCES:
+        rows = []
+        for claim in (c for c in CLAIMS if c.source.id == source_id):
+            row = {"claim": text.escape_markdown(claim.statement)}
+            if claim.family is not None and not families:
+                rows.append({**row, "verdict": ":gray[not computed yet]",
+                             "numbers": text.escape_markdown(claim.family.describe()), "instance": text.DASH})
+                continue
+            try:
+                v = decide(claim)
+            except ExplorerError as exc:          # one sentence in the table, never a traceback
+                rows.append({**row, "verdict": ":gray[cannot be checked here]", "numbers": text.escape_markdown(str(exc)),
+                             "instance": text.DASH})
+                continue
+            shown[claim.key] = v.words
+            rows.append({**row, "verdict": VERDICT_WORDS[v.status].format(v.words + (" (measured)" if v.measured else "")),
+                         "numbers": text.escape_markdown(v.summary()), "instance": instance_link(v)})
+        tables[source_id] = text.markdown_table(rows, raw=("claim", "verdict", "numbers", "instance"))
+    return tables, shown
+
+
 st.markdown(
     "Each claim below comes from a paper or a tracker thread. None is assumed: each verdict is computed "
     "exactly on toy models, on one instance or over a seeded random family (\"holds on N of M\", with the "
@@ -60,25 +84,14 @@ if not run_families:
     st.button("Compute the verdicts over random families", key="claims_families",
               on_click=lambda: st.session_state.update(claims_families_run=True),
               help="Each family verdict runs every seeded instance of its family; about a second in all.")
-shown: dict[str, str] = {}
-for source_id, source in SOURCES.items():
-    box = st.container(border=True)
-    link = f"[{source.where}]({source.url})" if source.url else text.escape_markdown(source.where)
-    box.markdown(f"**{text.escape_markdown(source.title)}** ({link})")
-    rows = []
-    for claim in (c for c in CLAIMS if c.source.id == source_id):
-        if claim.family is not None and not run_families:
-            rows.append({"claim": text.escape_markdown(claim.statement), "verdict": ":gray[not computed yet]",
-                         "numbers": text.escape_markdown(claim.family.describe()), "instance": text.DASH})
-            continue
-        with errors.guard(f"the verdict on {claim.key}"):
-            v = registered_verdict(claim.key)
-            shown[claim.key] = v.words
-            rows.append({"claim": text.escape_markdown(claim.statement),
-                         "verdict": VERDICT_WORDS[v.status].format(v.words + (" (measured)" if v.measured else "")),
-                         "numbers": text.escape_markdown(v.summary()), "instance": instance_link(v)})
-    box.markdown(text.markdown_table(rows, raw=("claim", "verdict", "numbers", "instance")))
-st.session_state["claims_registry"] = shown
+with errors.guard("the claims' verdicts"):
+    tables, shown = registry_tables(run_families)
+    for source_id, source in SOURCES.items():
+        box = st.container(border=True)
+        link = f"[{source.where}]({source.url})" if source.url else text.escape_markdown(source.where)
+        box.markdown(f"**{text.escape_markdown(source.title)}** ({link})")
+        box.markdown(tables[source_id])
+    st.session_state["claims_registry"] = shown
 
 st.header("SpecTr-GBV, live on your configuration")
 st.markdown(
