@@ -105,3 +105,19 @@ def test_every_registered_claim_is_listed_by_source_with_its_verdict_and_a_link(
     assert shown[fam.key] == decide(fam).words == "holds on 0 of 16 instances"
     text = " ".join(m.value for m in at.markdown)
     assert "(draft_trees?source=JSON" in text and "(toy_lab?source=Preset&preset=binary-toy" in text
+
+
+def test_a_family_verdicts_worst_instance_opens_in_the_laboratory_with_its_numbers():
+    """The link of greedy multi-path's worst instance, opened in the laboratory, shows the E[τ] the
+    verdict reports for best-of-K + BV and BV (the same query as the page's link)."""
+    from core.claims.base import decide
+    from core.claims.registry import get_claim
+
+    v = decide(get_claim("greedy-multipath/greedy-gain-family"))
+    at = open_page("pages/toy_lab.py", query=v.instance.query())
+    no_errors(at)
+    table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns).set_index("method")
+    worst = v.numbers["worst"]
+    assert table.loc[figures.short("best_of_k_bv"), "E[τ]"] == pytest.approx(worst["best_of_k_expected_accepted"], abs=1e-12)
+    assert table.loc[figures.short("bv"), "E[τ]"] == pytest.approx(worst["bv_expected_accepted"], abs=1e-12)
+    assert at.session_state["toy_K"] == worst["K"] and at.session_state["toy_source"] == "JSON"

@@ -120,7 +120,11 @@ def test_medusa_is_lossy_and_greedy_at_t0():
     more = verdict("medusa/accepts-more")
     assert more.status == HOLDS and more.numbers["typical"] == pytest.approx(2.0, abs=1e-12)   # every draft passes
     greedy = verdict("medusa/greedy-lossless")
-    assert greedy.status == HOLDS and greedy.numbers["fidelity_tv"] == pytest.approx(0.0, abs=1e-12)
+    assert greedy.held == (24, 24) and greedy.instance.T == 0.0
+    # At T = 0 on the binary toy p and q are one-hot at 0 and 1: nothing passes, y = argmax q = 1 = q's
+    # one sample: E[τ] = 0 and TV 0, computed apart from the family.
+    T0 = exact_analysis("typical", P.with_temperature(0.0), Q.with_temperature(0.0), 2, 2)
+    assert T0.expected_accepted == 0.0 and T0.fidelity_tv == pytest.approx(0.0, abs=1e-15)
 
 
 def test_mismatched_draft_law_tv_by_hand():
