@@ -186,3 +186,18 @@ def test_the_command_line_prints_every_verdict_as_json():
     bad = subprocess.run([sys.executable, "-m", "core", "claims", "--source", "x"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown source" in bad.stderr
+
+
+def test_the_generic_trials_decide_a_new_rule_claim_in_one_entry():
+    """``lossless_trial`` and ``beats_trial``, the building blocks a new rule's claims take: BV is
+    lossless and beats SD on the binary toy (11/9 against 10/9, +1/9); SpecTr-GBV is not lossless at
+    K = 1 (TV 1/9, test_claims)."""
+    from core.claims.base import beats_trial, lossless_trial, trial_check
+
+    assert lossless_trial("bv")(P, Q, 1, 2).holds
+    gbv = lossless_trial("spectr_gbv")(P, Q, 1, 2)
+    assert not gbv.holds and gbv.numbers["fidelity_tv"] == exact(Fraction(1, 9))
+    t = beats_trial("bv", "sd", 1)(P, Q, 1, 2)
+    assert t.holds and t.margin == exact(Fraction(1, 9))
+    status, numbers = trial_check(beats_trial("sd", "bv", 1))(Instance(1, 2, preset="binary-toy"))
+    assert status == FAILS and numbers["gain"] == exact(Fraction(-1, 9))

@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 
 from toy_models import ToyModel, from_json
 
+from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.data.fractions import fraction
 from core.errors import InvalidInput
 from core.sweep.config import FAMILIES, InstanceKey
@@ -250,6 +251,29 @@ class Claim:
     def key(self) -> str:
         """``source/id``: unique across the registry."""
         return f"{self.source.id}/{self.id}"
+
+
+def lossless_trial(rule: str, **drafts) -> Callable[..., Trial]:
+    """A trial for "``rule`` is lossless": its exact completed output law against q (TV within
+    ``LOSSLESS_TOL``), with K i.i.d. chains, or ``drafts`` (``shape=``, ``law=``) for a token tree."""
+    def trial(draft: ToyModel, target: ToyModel, K: int, L: int) -> Trial:
+        r = exact_analysis(rule, draft, target, **(drafts or {"K": K, "L": L}))
+        return Trial(r.is_lossless, LOSSLESS_TOL - r.fidelity_tv,
+                     {"rule": rule, "fidelity_tv": r.fidelity_tv, "expected_accepted": r.expected_accepted})
+    return trial
+
+
+def beats_trial(rule: str, baseline: str, baseline_K: int | None = None) -> Callable[..., Trial]:
+    """A trial for "``rule`` accepts at least as much as ``baseline``": both exact E[τ] at the
+    instance's K (the baseline at ``baseline_K`` when given, e.g. 1 for a single draft), and the
+    rule's TV from q beside, since a lossy rule's E[τ] is no fair comparison."""
+    def trial(draft: ToyModel, target: ToyModel, K: int, L: int) -> Trial:
+        r = exact_analysis(rule, draft, target, K, L)
+        b = exact_analysis(baseline, draft, target, baseline_K or K, L).expected_accepted
+        gain = r.expected_accepted - b
+        return Trial(gain >= -LOSSLESS_TOL, gain, {rule: r.expected_accepted, baseline: b, "gain": gain,
+                                                   f"{rule}_fidelity_tv": r.fidelity_tv})
+    return trial
 
 
 def trial_check(trial: Callable[..., Trial], **kw) -> Callable[[Instance], tuple[str, Mapping]]:

@@ -6,7 +6,7 @@ distribution for a higher acceptance rate, and which is greedy decoding at T = 0
 from __future__ import annotations
 
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
-from core.claims.base import Claim, Family, Instance, Source, Trial, holds
+from core.claims.base import Claim, Family, Instance, Source, holds, lossless_trial
 
 SOURCE = Source("medusa", "Cai et al., Medusa: typical acceptance; vLLM's request to adopt it",
                 "arXiv 2401.10774, §2.3.1; github.com/vllm-project/vllm/issues/5015",
@@ -30,11 +30,6 @@ def _accepts_more(inst: Instance):
     return holds(typ > max(others.values()) + LOSSLESS_TOL), {"typical": typ, **others}
 
 
-def greedy_trial(draft, target, K: int, L: int) -> Trial:
-    """Typical acceptance on models already at T = 0 (one-hot at their argmax): its TV from q."""
-    r = exact_analysis(RULE, draft, target, K, L)
-    return Trial(r.is_lossless, LOSSLESS_TOL - r.fidelity_tv,
-                 {"fidelity_tv": r.fidelity_tv, "expected_accepted": r.expected_accepted})
 
 
 TOY = dict(preset="three-token-toy", methods=(RULE, *LOSSLESS))
@@ -48,6 +43,6 @@ CLAIMS = (
     Claim("greedy-lossless", SOURCE, "At T = 0 typical acceptance is greedy decoding, hence lossless.",
           "The TV from q at T = 0 (both models one-hot at their argmax), K = 2, L = 2, on each seeded instance "
           "(E[τ] is L where the argmaxes agree along the path, less where they part).",
-          family=Family(("iid", "markov", "table"), Vs=(2, 3), Ks=(2,), Ls=(2,), n=4, T=0.0), trial=greedy_trial,
+          family=Family(("iid", "markov", "table"), Vs=(2, 3), Ks=(2,), Ls=(2,), n=4, T=0.0), trial=lossless_trial(RULE),
           methods=(RULE, *LOSSLESS)),
 )
