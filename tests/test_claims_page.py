@@ -121,3 +121,19 @@ def test_a_family_verdicts_worst_instance_opens_in_the_laboratory_with_its_numbe
     assert table.loc[figures.short("best_of_k_bv"), "E[τ]"] == pytest.approx(worst["best_of_k_expected_accepted"], abs=1e-12)
     assert table.loc[figures.short("bv"), "E[τ]"] == pytest.approx(worst["bv_expected_accepted"], abs=1e-12)
     assert at.session_state["toy_K"] == worst["K"] and at.session_state["toy_source"] == "JSON"
+
+
+def test_a_tree_claims_worst_instance_opens_on_the_draft_trees_page():
+    """Delayed branching's worst instance opens on the Draft trees page with its tree b = (1, 3)
+    drafted iid, the models the verdict ran on, and rrs's E[τ] as the verdict reports it."""
+    from core.claims.base import decide
+    from core.claims.registry import get_claim
+
+    v = decide(get_claim("delayed-expansion/delayed-beats-root"))
+    at = open_page("pages/draft_trees.py", query=v.instance.query())
+    no_errors(at)
+    assert at.session_state["tree_kind"] == "tree" and at.session_state["tree_b"] == "1,3"
+    assert at.session_state["tree_law"] == "iid" and at.session_state["toy_source"] == "JSON"
+    table = next(d.value for d in at.dataframe if "verifier" in d.value.columns)
+    rrs = table[table["verifier"].str.startswith("rrs")]["E[τ]"].iloc[0]
+    assert rrs == pytest.approx(v.numbers["worst"]["delayed"], abs=1e-12)
