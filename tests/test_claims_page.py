@@ -137,3 +137,22 @@ def test_a_tree_claims_worst_instance_opens_on_the_draft_trees_page():
     table = next(d.value for d in at.dataframe if "verifier" in d.value.columns)
     rrs = table[table["verifier"].str.startswith("rrs")]["E[τ]"].iloc[0]
     assert rrs == pytest.approx(v.numbers["worst"]["delayed"], abs=1e-12)
+
+
+def test_every_claims_link_is_a_query_its_page_accepts():
+    """Each claim's instance (a family's worst one) as a link: every parameter is one its page reads
+    (``toy_config.URL_PARAMS``) with a value the page offers; the gain-at-root claim opens the lab's
+    gain-by-depth tab."""
+    from core.claims.base import decide
+    from core.claims.registry import CLAIMS
+    from pages.ui.toy_config import URL_PARAMS
+
+    for claim in CLAIMS:
+        query = decide(claim).instance.query()
+        for name, value in query.items():
+            if name == "preset":
+                continue
+            _, parse = URL_PARAMS[name]
+            parse(value)                                   # raises ValueError on a value the page refuses
+    gain = decide(next(c for c in CLAIMS if c.key == "delayed-expansion/ot-gain-at-root"))
+    assert gain.instance.query()["section"] == "depth"

@@ -114,7 +114,7 @@ CLAIMS = (
           "SpecInfer's conditional acceptance P(τ ≥ d)/P(τ ≥ d − 1) minus SD's, d = 1..L, on each seeded "
           "instance (K = 2, L = 3): holds where the gain is largest at d = 1.",
           family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(3,), n=4), trial=root_gain_trial,
-          methods=("sd", "specinfer", "traversal")),
+          methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
     Claim("delayed-lossless", SOURCE,
           "Delaying the branching point keeps the target distribution.",
           "The TV from q of rrs and traversal on every tree b = (1, …, K, …, 1) of depth L = 3, K = 2, on each "
