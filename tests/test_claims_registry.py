@@ -162,6 +162,10 @@ def test_an_instance_too_large_is_refused_in_one_sentence():
         big.check()
     with pytest.raises(InvalidInput, match="drafts 21 tokens"):
         Instance(1, 3, preset="binary-toy", b=(1, 4, 4)).check()
+    with pytest.raises(InvalidInput, match="past 4,096 draft outcomes"):
+        Family(Vs=(2, 5), Ks=(3,), Ls=(2,)).check()                 # 5^6 = 15,625
+    with pytest.raises(InvalidInput, match="unknown family 'gauss'"):
+        Family(("gauss",)).check()
 
 
 def test_family_keys_and_link_query():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Mapping
 
-from toy_models import ToyModel, from_json
+from toy_models import PRESETS, ToyModel, from_json
 
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.data.fractions import fraction
@@ -71,7 +71,6 @@ class Instance:
     def models(self) -> tuple[ToyModel, ToyModel]:
         """(draft p, target q) at temperature T."""
         if self.preset is not None:
-            from toy_models import PRESETS
             preset = PRESETS[self.preset]
             draft, target = preset.draft, preset.target
         else:
@@ -136,8 +135,20 @@ class Family:
                 for L in self.Ls for i in range(self.n)]
 
     def describe(self) -> str:
+        def values(xs) -> str:
+            return "{" + ", ".join(map(str, sorted(set(xs)))) + "}"
+
         return (f"{len(self.keys())} seeded instances (sweep seed {self.seed}): families {', '.join(self.families)}; "
-                f"V ∈ {set(self.Vs)}, K ∈ {set(self.Ks)}, L ∈ {set(self.Ls)}, {self.n} each, T = {self.T:g}")
+                f"V ∈ {values(self.Vs)}, K ∈ {values(self.Ks)}, L ∈ {values(self.Ls)}, {self.n} each, T = {self.T:g}")
+
+    def check(self) -> None:
+        """Refuse, in one sentence, a family with an instance too large or a family the sweep lacks."""
+        if unknown := [f for f in self.families if f not in FAMILIES]:
+            raise InvalidInput(f"unknown family {unknown[0]!r}; the families are {', '.join(FAMILIES)}")
+        V, K, L = max(self.Vs), max(self.Ks), max(self.Ls)
+        if max(V ** (k * l) for k in self.Ks for l in self.Ls) > MAX_OUTCOMES:
+            raise InvalidInput(f"the family reaches V = {V}, K = {K}, L = {L}, past {MAX_OUTCOMES:,} draft "
+                               f"outcomes V^(K·L) for one instance")
 
 
 @dataclass(frozen=True)
@@ -304,9 +315,8 @@ def decide_family(claim: Claim, client=None, progress=None) -> Verdict:
     "holds on N of M" (status HOLDS when N = M), the worst trial's numbers (smallest margin) and its
     instance."""
     fam = claim.family
+    fam.check()
     keys = fam.keys()
-    if any(f not in FAMILIES for f in fam.families):
-        raise InvalidInput(f"unknown family in {fam.families}; the families are {', '.join(FAMILIES)}")
     rows = map_batches(partial(_run_trial, claim.trial, fam.seed, fam.T), keys, client=client, progress=progress)
     n = sum(bool(r.holds) for r, _, _ in rows)
     worst = min(range(len(rows)), key=lambda i: rows[i][0].margin)
