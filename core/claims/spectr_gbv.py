@@ -386,9 +386,13 @@ def _verdict(v: ClaimVerdict) -> tuple[str, dict]:
     return v.status, dict(v.numbers)
 
 
-def _models_of(inst: Instance):
-    draft, target = inst.models()
-    return draft, target, inst.K, inst.L
+def _decided(claim_fn) -> Callable[[Instance], tuple[str, dict]]:
+    """A registry ``check`` from one of the ``*_claim`` functions above, called on the instance's
+    models, K and L."""
+    def check(inst: Instance) -> tuple[str, dict]:
+        draft, target = inst.models()
+        return _verdict(claim_fn(draft, target, inst.K, inst.L))
+    return check
 
 
 def _timing(inst: Instance):
@@ -400,22 +404,22 @@ _K2, _K1 = Instance(2, 2, **TOY), Instance(1, 2, **TOY)
 CLAIMS = (
     Claim("lossless", SOURCE, "SpecTr-GBV's output has exactly the target's law.",
           "The TV of its completed output law from q, K = 2, L = 2, on the binary toy.",
-          instance=_K2, check=lambda i: _verdict(lossless_claim(*_models_of(i)))),
+          instance=_K2, check=_decided(lossless_claim)),
     Claim("repair", SOURCE, "Algorithm 2 (modifying the next iteration's target) makes the rule lossless.",
           "Whether the rule over-emits a prefix (F(u) = q(u) − P(O extends u) < 0), K = 2, L = 2.",
-          instance=_K2, check=lambda i: _verdict(repair_claim(*_models_of(i)))),
+          instance=_K2, check=_decided(repair_claim)),
     Claim("optimal", SOURCE, "SpecTr-GBV is optimal among lossless verifiers.",
           "Whether it is lossless and its E[τ] equals the optimal-verifier LP, K = 1, L = 2.",
-          instance=_K1, check=lambda i: _verdict(optimal_claim(*_models_of(i)))),
+          instance=_K1, check=_decided(optimal_claim)),
     Claim("cic", SOURCE, "SpecTr-GBV attains its stated E_CIC = Σ_s q(s)·[1 − (1 − m(s))^K].",
           "Its exact E[τ] against E_CIC (and the LP), K = 2, L = 2.",
-          instance=_K2, check=lambda i: _verdict(cic_claim(*_models_of(i)))),
+          instance=_K2, check=_decided(cic_claim)),
     Claim("monotone", SOURCE, "SpecTr-GBV's E[τ] never decreases as K grows.",
           "Its exact E[τ] for K = 1..4, L = 2.",
-          instance=_K2, check=lambda i: _verdict(monotone_claim(*_models_of(i)))),
+          instance=_K2, check=_decided(monotone_claim)),
     Claim("k1-is-bv", SOURCE, "At K = 1 SpecTr-GBV reduces to block verification.",
           "The TV between its output law and BV's at K = 1, L = 2.",
-          instance=_K1, check=lambda i: _verdict(k1_claim(i.models()[0], i.models()[1], i.L))),
+          instance=_K1, check=_decided(lambda draft, target, K, L: k1_claim(draft, target, L))),
     Claim("linear-time", SOURCE, "SpecTr-GBV verifies in O(|Ω|).",
           "The fitted exponent of one verification's wall time against |Ω| = 16..1024, K = 2, L = 2 "
           "(a measurement on this machine, not an exact verdict).",
