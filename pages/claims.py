@@ -13,8 +13,8 @@ import streamlit as st
 from core.claims import spectr_gbv as claims
 from core.claims.base import Verdict, decide
 from core.claims.registry import CLAIMS, SOURCES
-from core.errors import ExplorerError
 from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
+from core.errors import ExplorerError
 from core.sweep.engine import map_batches
 from pages.ui import cached, charts, errors, figures, lazy, routing, text, toy_config
 
