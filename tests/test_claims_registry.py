@@ -205,3 +205,15 @@ def test_the_generic_trials_decide_a_new_rule_claim_in_one_entry():
     assert t.holds and t.margin == exact(Fraction(1, 9))
     status, numbers = trial_check(beats_trial("sd", "bv", 1))(Instance(1, 2, preset="binary-toy"))
     assert status == FAILS and numbers["gain"] == exact(Fraction(-1, 9))
+
+
+def test_traversal_gains_over_specinfer_deeper_than_the_root():
+    """On the binary toy (K = 2, L = 2) SpecInfer and Traversal both accept the first token with 7/9
+    (SpecInfer: 2/3·1/2 + 1/3 = 2/3 on the first draft, then the residual (0, 1) takes a second draft
+    of 1: + 1/3·1/3), so the root gains nothing; at depth 2 Traversal's a_2 = (115/81 − 7/9)/(7/9) =
+    52/63 against SpecInfer's (4/3 − 7/9)/(7/9) = 5/7: a gain of 1/9."""
+    from core.claims.delayed_expansion import deeper_gain_trial
+
+    t = deeper_gain_trial(P, Q, 2, 2)
+    assert t.holds and t.numbers["gain_by_depth"] == pytest.approx([0.0, 1 / 9], abs=1e-12)
+    assert verdict("delayed-expansion/traversal-gains-deeper").held == (16, 16)

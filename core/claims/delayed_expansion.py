@@ -56,6 +56,15 @@ def root_gain_trial(draft, target, K: int, L: int, rule: str = "specinfer") -> T
                  {"rule": rule, "gain_by_depth": [float(g) for g in gain]})
 
 
+def deeper_gain_trial(draft, target, K: int, L: int, rule: str = "specinfer") -> Trial:
+    """Traversal's conditional acceptance gain over the OT ``rule`` by depth; holds when it is larger
+    at some depth d ≥ 2 than at the root (the multi-draft gain lies deeper)."""
+    gain = conditional_gain(exact_analysis("traversal", draft, target, K, L), exact_analysis(rule, draft, target, K, L))
+    deeper = max(gain[1:])
+    return Trial(deeper >= gain[0] - LOSSLESS_TOL, deeper - gain[0],
+                 {"against": rule, "gain_by_depth": [float(g) for g in gain]})
+
+
 def delayed_lossless_trial(draft, target, K: int, L: int) -> Trial:
     """The largest TV from q of rrs and traversal on every delayed tree of depth L."""
     tvs = {f"{m} b={','.join(map(str, delayed_tree(K, L, at)))}":
@@ -114,6 +123,12 @@ CLAIMS = (
           "SpecInfer's conditional acceptance P(τ ≥ d)/P(τ ≥ d − 1) minus SD's, d = 1..L, on each seeded "
           "instance (K = 2, L = 3): holds where the gain is largest at d = 1.",
           family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(3,), n=4), trial=root_gain_trial,
+          methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
+    Claim("traversal-gains-deeper", SOURCE,
+          "Multi-draft gains beyond the optimal-transport verifiers lie deeper in the tree than the root.",
+          "Traversal's conditional acceptance minus SpecInfer's, d = 1..L, on each seeded instance (K = 2, L = 3): "
+          "holds where some depth d ≥ 2 gains more than d = 1.",
+          family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(3,), n=4), trial=deeper_gain_trial,
           methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
     Claim("delayed-lossless", SOURCE,
           "Delaying the branching point keeps the target distribution.",
