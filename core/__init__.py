@@ -9,10 +9,12 @@ importing only from those listed before it (``tests/test_imports.py`` enforces i
                     exact enumeration), distributions
 ``core.bounds``     bounds on E[τ]: closed forms (numpy) apart from the LPs (scipy)
 ``core.rules``      the ``Verifier`` interface, one module per rule, the registry
-``core.analysis``   exact laws, Monte Carlo, Algorithm 2 compensation, the claim verdicts
+``core.analysis``   exact laws, Monte Carlo, Algorithm 2 compensation, gain by depth, a mismatched draft law
 ``core.decoding``   real causal-LM pairs (torch, transformers): propose, score, verify, commit
 ``core.bench``      decoder benchmarks
 ``core.training``   the SmolLM2 draft's trainer
+``core.sweep``      rule leaderboards over seeded families, on Dask
+``core.claims``     claims from papers and trackers, by source, each with a computed verdict
 ``core.cli``        ``python -m core ...``
 ==================  ==================================================================================
 

@@ -1,15 +1,20 @@
-"""Claims: each claim of the SpecTr-GBV paper with a verdict computed live on the current toy
-configuration, a reproducible counterexample or confirmation, and a seeded random search."""
+"""Claims: every registered claim (``core.claims.registry``) grouped by source, with its verdict,
+its numbers and a link that opens its instance; then each claim of the SpecTr-GBV paper with a
+verdict computed live on the current toy configuration, and a seeded random search."""
 from __future__ import annotations
 
 import json
 from functools import partial
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
-from core.analysis import claims
-from core.analysis.claims import FAILS, GBV, HOLDS, NA
+from core.claims import spectr_gbv as claims
+from core.claims.base import Verdict, decide
+from core.claims.registry import CLAIMS, SOURCES
+from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
+from core.errors import ExplorerError
 from core.sweep.engine import map_batches
 from pages.ui import cached, charts, errors, figures, lazy, routing, text, toy_config
 
@@ -28,10 +33,70 @@ MEASURED = "a wall-clock measurement on this machine, not an exact verdict"
 BEST_OF_K = "best_of_k_bv"
 
 cfg = toy_config.toy_config(methods=False, K_max=6)
-st.title("SpecTr-GBV: does each claim hold?")
+st.title("Claims: does each hold?")
+
+
+def instance_link(v: Verdict) -> str:
+    """A Markdown link that opens the verdict's instance on its page (the worst one for a family)."""
+    if v.instance is None:
+        return text.DASH
+    page = routing.draft_trees() if v.instance.page == "trees" else routing.toy_lab()
+    return f"[open]({page.url_path}?{urlencode(v.instance.query())})"
+
+
+VERDICT_WORDS = {HOLDS: ":green[{}]", FAILS: ":red[{}]", NA: ":gray[{}]"}
+
+
+@st.cache_data(show_spinner="Computing the verdicts…")
+def registry_tables(families: bool) -> tuple[dict[str, str], dict[str, str]]:
+    """Every registered claim's verdict (``core.claims.base.decide``), the family verdicts only when
+    ``families``: one Markdown table per source id, and each claim's verdict in words.  Computed once
+    per server, so a rerun of this page costs one cache look-up, not one per claim."""
+    tables, shown = {}, {}
+    for source_id in SOURCES:
+        rows = []
+        for claim in (c for c in CLAIMS if c.source.id == source_id):
+            row = {"claim": text.escape_markdown(claim.statement)}
+            if claim.family is not None and not families:
+                rows.append({**row, "verdict": ":gray[not computed yet]",
+                             "numbers": text.escape_markdown(claim.family.describe()), "instance": text.DASH})
+                continue
+            try:
+                v = decide(claim)
+            except ExplorerError as exc:          # one sentence in the table, never a traceback
+                rows.append({**row, "verdict": ":gray[cannot be checked here]", "numbers": text.escape_markdown(str(exc)),
+                             "instance": text.DASH})
+                continue
+            shown[claim.key] = v.words
+            rows.append({**row, "verdict": VERDICT_WORDS[v.status].format(v.words + (" (measured)" if v.measured else "")),
+                         "numbers": text.escape_markdown(v.summary()), "instance": instance_link(v)})
+        tables[source_id] = text.markdown_table(rows, raw=("claim", "verdict", "numbers", "instance"))
+    return tables, shown
+
+
+st.markdown(
+    "Each claim below comes from a paper or a tracker thread. None is assumed: each verdict is computed "
+    "exactly on toy models, on one instance or over a seeded random family (\"holds on N of M\", with the "
+    "worst instance), and its instance opens in the laboratory or on the Draft trees page. The same verdicts "
+    "print with `python -m core claims`.")
+run_families = st.session_state.get("claims_families_run", False)
+if not run_families:
+    st.button("Compute the verdicts over random families", key="claims_families",
+              on_click=lambda: st.session_state.update(claims_families_run=True),
+              help="Each family verdict runs every seeded instance of its family; about a second in all.")
+with errors.guard("the claims' verdicts"):
+    tables, shown = registry_tables(run_families)
+    for source_id, source in SOURCES.items():
+        box = st.container(border=True)
+        link = f"[{source.where}]({source.url})" if source.url else text.escape_markdown(source.where)
+        box.markdown(f"**{text.escape_markdown(source.title)}** ({link})")
+        box.markdown(tables[source_id])
+    st.session_state["claims_registry"] = shown
+
+st.header("SpecTr-GBV, live on your configuration")
 st.markdown(
     "The SpecTr-GBV paper (Lin, Sheng, Cai, Zhou 2026) claims that its rule is **lossless**, "
-    "**optimal**, **attains E_CIC**, is **monotone in K**, **reduces to block verification at K = 1** "
+    "**optimal among lossless verifiers**, **attains E_CIC**, is **monotone in K**, **reduces to block verification at K = 1** "
     "and verifies in **O(|Ω|)**. Reviewers dispute these claims. This page assumes none of them: each "
     "verdict below is computed exactly, now, on the configuration in the sidebar, and comes with what "
     "you need to reproduce it. The rule is run *as released in the authors' code*.")

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.analysis.depth_gain import depth_rows
 from core.analysis.exact import LOSSLESS_TOL
 from core.analysis.montecarlo import output_law_test
 from core.rules.registry import REGISTRY
@@ -103,7 +104,7 @@ for b in BOUND_KEYS:
 # ------------------------------------------------------------------------------------------------
 # One section at a time: only the open tab is computed and drawn (``toy_config.LAB_SECTIONS`` says
 # why), and the URL names it, so a link opens the same tab.
-tab_methods, tab_drafts, tab_coupling, tab_mc = st.tabs(
+tab_methods, tab_drafts, tab_coupling, tab_mc, tab_depth = st.tabs(
     list(toy_config.LAB_SECTIONS.values()), key="lab_section", on_change="rerun")
 toy_config.write_page_url({"section": toy_config.lab_section_name(st.session_state.lab_section)})
 
@@ -286,6 +287,19 @@ if tab_mc.open:
                 "say whether the sampler agrees with the exact computation, not whether the method is "
                 "lossless: a lossy rule (SpecTr-GBV) matches its own law, which is not the target's "
                 "(its fidelity error in section 1).")
+
+if tab_depth.open:
+    with tab_depth:
+        st.header("5. Gain by depth: where each method earns its tokens")
+        with errors.guard("the gain by depth"):
+            depth = depth_rows({r["method"]: results[r["method"]] for r in rows}, cached.exact(cfg.spec, "sd", 1, cfg.L))
+            charts.chart(figures.gain_by_depth(depth), key="lab_depth")
+            st.markdown(text.markdown_table([{"method": figures.short(d["method"]), "d": d["depth"],
+                                              **{c: text.number(d[c]) for c in ("P(τ ≥ d)", "SD's P(τ ≥ d)", "gain",
+                                                                                "a_d gain")}} for d in depth]))
+            st.caption("P(τ ≥ d): the chance that the d-th drafted position is accepted. a_d = P(τ ≥ d)/P(τ ≥ d − 1) "
+                       "is the chance of accepting it once d − 1 are; its gain over SD's says whether a method "
+                       "gains near the root (optimal-transport verifiers) or deeper (Thomas et al., arXiv 2602.16994).")
 
 
 # ------------------------------------------------------------------------------------------------

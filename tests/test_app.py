@@ -126,12 +126,12 @@ def test_lab_computes_and_draws_only_the_open_section():
     at = open_page("pages/toy_lab.py")
     no_errors(at)
     assert [t.label for t in at.tabs] == ["1. Every method, exactly", "2. Do more drafts help?",
-                                          "3. The optimal coupling", "4. Monte Carlo check"]
+                                          "3. The optimal coupling", "4. Monte Carlo check", "5. Gain by depth"]
     titles = lambda: [f["layout"]["title"]["text"] for f in figures_json(at)]  # noqa: E731
     assert len(titles()) == 1 and "Expected accepted tokens" in titles()[0]
     assert at.query_params["section"] == "methods"
     for name, title in (("drafts", "against the number of drafts K"), ("coupling", "Optimal lossless verifier"),
-                        ("monte-carlo", "Law of τ")):
+                        ("monte-carlo", "Law of τ"), ("depth", "Gain by depth")):
         section(at, name)
         assert len(titles()) == 1 and title in titles()[0], titles()
         assert at.query_params["section"] == name
@@ -908,3 +908,23 @@ def test_live_decoder_refuses_a_draft_it_cannot_verify_in_one_sentence(tiny_pair
     at.run()
     no_errors(at)                                          # today's default: i.i.d. chains, every rule
     assert not at.button(key="dec_go").disabled
+
+
+def test_lab_gain_by_depth_tab_shows_each_method_beside_sd():
+    """The gain-by-depth tab: P(τ ≥ d) of each method and SD's, as a chart and a table; BV on the
+    binary toy at L = 2 gains 1/9 at depth 2 only (P(τ ≥ 2) = 11/9 − 2/3 = 5/9 against SD's 4/9)."""
+    from pages.ui import figures
+
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy", "K": "2", "methods": "bv,traversal",
+                                                "section": "depth"})
+    no_errors(at)
+    fig = figure(at, "Gain by depth")
+    bv = next(t for t in fig["data"] if t.get("name") == figures.short("bv"))
+    assert bv["y"] == pytest.approx([2 / 3, 5 / 9], abs=1e-12)
+    sd = next(t for t in fig["data"] if t.get("name") == "SD (one draft)")
+    assert sd["y"] == pytest.approx([2 / 3, 4 / 9], abs=1e-12)
+    trav = next(t for t in fig["data"] if t.get("name") == figures.short("traversal"))
+    assert sum(trav["y"]) == pytest.approx(115 / 81, abs=1e-12)       # E[τ] (docs/findings.md, K = 2)
+    table = markdown_table(at, "| method | d |")     # the last row of each method: depth L = 2
+    assert table[figures.short("bv")][:4] == ["2", "0.5556", "0.4444", "0.1111"]
+    assert set(table) == {figures.short("bv"), figures.short("traversal")}

@@ -254,7 +254,7 @@ def plotly_charts(page):
 #: decoder's, the sweeps' and the leaderboard's charts show after a run: their end-to-end tests below
 #: wait for them as Plotly charts too.
 PAGES = [("", "Speculative decoding", 1), ("toy_lab", "Toy laboratory", 1), ("one_step", "One iteration", 1),
-         ("claims", "SpecTr-GBV", 3)]
+         ("claims", "Claims", 3)]
 
 
 @pytest.mark.parametrize("path,title,charts", PAGES)
@@ -1092,3 +1092,28 @@ def test_draft_trees_page_draws_its_tree_and_exact_table(server, browser_page):
     assert "law=topk" in page.url and ("b=2%2C1" in page.url or "b=2,1" in page.url)
     no_exception(page)
     page.screenshot(path=str(SHOTS / "draft_trees.png"), full_page=True)
+
+
+def test_claims_page_lists_every_source_with_verdicts_and_links(server, browser_page):
+    """The claims page in a browser: every registered source with its claims' verdicts and a link to
+    each instance; the family verdicts come after their button ("holds on N of M instances"), and a
+    link opens its instance in the laboratory."""
+    from core.claims.registry import SOURCES
+
+    page = browser_page
+    page.goto(f"{server}/claims?preset=binary-toy")
+    settle(page, 3)
+    no_exception(page)
+    expect(heading(page, "Claims")).to_have_count(1)
+    main = page.get_by_test_id("stMain")
+    for source in SOURCES.values():
+        expect(main.get_by_text(source.title.split(",")[0], exact=False).first).to_be_visible()
+    expect(main.get_by_text("holds here").first).to_be_visible()
+    expect(main.get_by_text("fails here").first).to_be_visible()
+    rerun(page, page.get_by_role("button", name="Compute the verdicts over random families").click)
+    expect(main.get_by_text("holds on 48 of 48 instances")).to_be_visible()
+    expect(main.get_by_text("holds on 0 of 16 instances")).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=str(SHOTS / "claims_registry.png"), full_page=True)
+    link = main.get_by_role("link", name="open").first
+    assert "toy_lab?" in link.get_attribute("href") or "draft_trees?" in link.get_attribute("href")

@@ -9,7 +9,7 @@ import json
 import pytest
 
 pytest.importorskip("streamlit")
-from core.analysis import claims  # noqa: E402
+from core.claims import spectr_gbv as claims  # noqa: E402
 from pages.ui import cached, figures  # noqa: E402
 from tests.apptest import figure, markdown_table, no_errors, open_box, open_page  # noqa: E402
 
@@ -79,3 +79,80 @@ def test_search_uses_the_chosen_V_temperature_and_families_and_counts_per_claim(
     table = next(d.value for d in at.dataframe if "claims broken" in d.value.columns)
     assert len(table) == counts["Lossless"]
     assert all("not lossless" in b for b in table["claims broken"])
+
+
+def test_every_registered_claim_is_listed_by_source_with_its_verdict_and_a_link():
+    """The registry's claims, grouped by source: single-instance verdicts at once, family verdicts
+    after the button, each with its instance's link (the laboratory or the Draft trees page)."""
+    from core.claims.base import decide
+    from core.claims.registry import CLAIMS, SOURCES
+
+    at = open_page("pages/claims.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    text = " ".join(m.value for m in at.markdown)
+    for source in SOURCES.values():
+        assert source.title.split(",")[0] in text
+    shown = at.session_state["claims_registry"]
+    single = [c for c in CLAIMS if c.family is None]
+    assert set(shown) == {c.key for c in single}
+    assert shown["greedy-multipath/bv-optimal-k1"] == "holds here"
+    assert "not computed yet" in text
+    at.button(key="claims_families").click().run()
+    no_errors(at)
+    shown = at.session_state["claims_registry"]
+    assert set(shown) == {c.key for c in CLAIMS}
+    fam = next(c for c in CLAIMS if c.key == "delayed-expansion/delayed-beats-root")
+    assert shown[fam.key] == decide(fam).words == "holds on 0 of 16 instances"
+    text = " ".join(m.value for m in at.markdown)
+    assert "(draft_trees?source=JSON" in text and "(toy_lab?source=Preset&preset=binary-toy" in text
+
+
+def test_a_family_verdicts_worst_instance_opens_in_the_laboratory_with_its_numbers():
+    """The link of greedy multi-path's worst instance, opened in the laboratory, shows the E[τ] the
+    verdict reports for best-of-K + BV and BV (the same query as the page's link)."""
+    from core.claims.base import decide
+    from core.claims.registry import get_claim
+
+    v = decide(get_claim("greedy-multipath/greedy-gain-family"))
+    at = open_page("pages/toy_lab.py", query=v.instance.query())
+    no_errors(at)
+    table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns).set_index("method")
+    worst = v.numbers["worst"]
+    assert table.loc[figures.short("best_of_k_bv"), "E[τ]"] == pytest.approx(worst["best_of_k_expected_accepted"], abs=1e-12)
+    assert table.loc[figures.short("bv"), "E[τ]"] == pytest.approx(worst["bv_expected_accepted"], abs=1e-12)
+    assert at.session_state["toy_K"] == worst["K"] and at.session_state["toy_source"] == "JSON"
+
+
+def test_a_tree_claims_worst_instance_opens_on_the_draft_trees_page():
+    """Delayed branching's worst instance opens on the Draft trees page with its tree b = (1, 3)
+    drafted iid, the models the verdict ran on, and rrs's E[τ] as the verdict reports it."""
+    from core.claims.base import decide
+    from core.claims.registry import get_claim
+
+    v = decide(get_claim("delayed-expansion/delayed-beats-root"))
+    at = open_page("pages/draft_trees.py", query=v.instance.query())
+    no_errors(at)
+    assert at.session_state["tree_kind"] == "tree" and at.session_state["tree_b"] == "1,3"
+    assert at.session_state["tree_law"] == "iid" and at.session_state["toy_source"] == "JSON"
+    table = next(d.value for d in at.dataframe if "verifier" in d.value.columns)
+    rrs = table[table["verifier"].str.startswith("rrs")]["E[τ]"].iloc[0]
+    assert rrs == pytest.approx(v.numbers["worst"]["delayed"], abs=1e-12)
+
+
+def test_every_claims_link_is_a_query_its_page_accepts():
+    """Each claim's instance (a family's worst one) as a link: every parameter is one its page reads
+    (``toy_config.URL_PARAMS``) with a value the page offers; the gain-at-root claim opens the lab's
+    gain-by-depth tab."""
+    from core.claims.base import decide
+    from core.claims.registry import CLAIMS
+    from pages.ui.toy_config import URL_PARAMS
+
+    for claim in CLAIMS:
+        query = decide(claim).instance.query()
+        for name, value in query.items():
+            if name == "preset":
+                continue
+            _, parse = URL_PARAMS[name]
+            parse(value)                                   # raises ValueError on a value the page refuses
+    gain = decide(next(c for c in CLAIMS if c.key == "delayed-expansion/ot-gain-at-root"))
+    assert gain.instance.query()["section"] == "depth"

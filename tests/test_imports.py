@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, float]] = [
     ("core.bench", 6),
     ("core.training", 6),
     ("core.sweep", 6),
+    ("core.claims", 6.5),       # claims decided on the analysis and, over families, on the sweep engine
     ("core.cli", 7),
     ("core.__main__", 7.5),     # the entry point above the command line
     ("benchmarks", 8),

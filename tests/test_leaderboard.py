@@ -17,9 +17,9 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("distributed")
 
-from core.analysis import claims  # noqa: E402
+from core.claims import spectr_gbv as claims  # noqa: E402
 from core.sweep.config import SweepConfig, default_methods  # noqa: E402
-from core.analysis.claims import search_one  # noqa: E402
+from core.claims.spectr_gbv import search_one  # noqa: E402
 from core.sweep.engine import map_batches, run_sweep  # noqa: E402
 from core.sweep.store import read_results  # noqa: E402
 from core.sweep.summary import law_gains, leaderboard, row_shape  # noqa: E402

@@ -1,9 +1,10 @@
-"""``python -m core {exact,bound,montecarlo,trees,decode,bench,sweep} ...``.
+"""``python -m core {exact,bound,montecarlo,trees,claims,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` (``core.cli.lab``) work on toy models and never import torch,
 so they start quickly; ``decode`` and ``bench`` (``core.cli.decode``) load torch and transformers
 after checking their arguments; ``sweep`` (``core.cli.sweep``) runs on Dask distributed;
-``trees`` (``core.cli.trees``) prints the budget question's table, on toy models.
+``trees`` (``core.cli.trees``) prints the budget question's table, on toy models; ``claims``
+(``core.cli.claims``) prints every registered claim's verdict.
 Every error is one line on stderr, with exit status 2 for a user error; never a traceback.
 """
 from __future__ import annotations
@@ -27,5 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv and argv[0] == "trees":
         from core.cli.trees import main as trees_main
         return trees_main(argv)
+    if argv and argv[0] == "claims":
+        from core.cli.claims import main as claims_main
+        return claims_main(argv)
     from core.cli.lab import main as lab_main
     return lab_main(argv)

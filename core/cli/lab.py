@@ -1,9 +1,9 @@
-"""Command-line interface: ``python -m core {exact,bound,montecarlo,trees,decode,bench,sweep} ...``.
+"""Command-line interface: ``python -m core {exact,bound,montecarlo,trees,claims,decode,bench,sweep} ...``.
 
 ``exact``, ``bound`` and ``montecarlo`` work on toy models and never import torch, so they start
 quickly; they take K i.i.d. drafts (``--K --L``) or a static token tree (``--tree b1,b2,...``), drafted
 by a law (``--law iid|wor|topk|greedy``, default iid); ``decode`` and ``bench`` are handed to ``core.cli.decode`` (torch + transformers),
-``sweep`` to ``core.cli.sweep`` and ``trees`` to ``core.cli.trees``.
+``sweep`` to ``core.cli.sweep``, ``trees`` to ``core.cli.trees`` and ``claims`` to ``core.cli.claims``.
 Every error is one line on stderr naming the problem, with exit status 2; never a traceback.  A
 result is printed only if every number in it is finite: a NaN or an infinity is an error, not a value.
 ``exact --method all`` skips a rule that refuses the configuration (too large) with one ``note:``
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("trees", add_help=False, help="the budget question: every tree shape of n drafted "
                    "tokens × law × verifier (see `python -m core trees -h`)")
     sub.add_parser("sweep", add_help=False, help="rule leaderboards over instance families (see `python -m core sweep -h`)")
+    sub.add_parser("claims", add_help=False, help="every registered claim's verdict (see `python -m core claims -h`)")
     return parser
 
 

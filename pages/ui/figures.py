@@ -1070,3 +1070,25 @@ def law_gain_boxes(gains, laws: Sequence[str]) -> go.Figure:
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=list(laws))
     return _layout(fig, "Each law's own optimum over the i.i.d. optimum, at an equal budget", "draft law",
                    "own-law LP / i.i.d.-chains LP")
+
+
+def gain_by_depth(rows: Sequence[Mapping]) -> go.Figure:
+    """P(τ ≥ d) against the depth d, one line per method, SD's dashed in grey unless SD is one of the
+    methods (rows of ``core.analysis.depth_gain.depth_rows``): where a method earns its accepted tokens."""
+    fig = go.Figure()
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    for m in methods:
+        pts = [r for r in rows if r["method"] == m]
+        fig.add_trace(go.Scatter(x=[r["depth"] for r in pts], y=[r["P(τ ≥ d)"] for r in pts], mode="lines+markers",
+                                 name=short(m), line=dict(color=color(m), width=3), marker=dict(symbol=symbol(m), size=10),
+                                 customdata=[r["gain"] for r in pts],
+                                 hovertemplate=f"{short(m)}<br>d = %{{x}}<br>P(τ ≥ d) = %{{y:.5f}}"
+                                               "<br>gain over SD = %{customdata:.5f}<extra></extra>"))
+    sd = [r for r in rows if r["method"] == methods[0]] if methods and "sd" not in methods else []
+    if sd:
+        fig.add_trace(go.Scatter(x=[r["depth"] for r in sd], y=[r["SD's P(τ ≥ d)"] for r in sd], mode="lines+markers",
+                                 name="SD (one draft)", line=dict(color="#888888", dash="dash", width=2.5),
+                                 marker=dict(symbol="diamond-open", size=10),
+                                 hovertemplate="SD<br>d = %{x}<br>P(τ ≥ d) = %{y:.5f}<extra></extra>"))
+    fig.update_xaxes(dtick=1)
+    return _layout(fig, "Gain by depth: P(τ ≥ d) of each method beside SD's", "depth d", "P(τ ≥ d) (exact)")

@@ -46,7 +46,8 @@ APP_IMPORTS = (
     "pandas", "pyarrow.pandas_compat", "pyarrow.parquet", "pyarrow.dataset", "scipy.optimize", "plotly.io._json",
     "streamlit.elements.plotly_chart", "streamlit.emojis",
     "pages.ui.cached", "pages.ui.charts", "pages.ui.figures", "pages.ui.toy_config",
-    "core.bounds.lp", "core.analysis.claims", "core.analysis.intervals", "core.sweep.engine", "core.sweep.summary",
+    "core.bounds.lp", "core.claims.spectr_gbv", "core.claims.registry", "core.analysis.intervals",
+    "core.sweep.engine", "core.sweep.summary",
 )
 
 #: What the real-model pages import: torch and transformers' model and tokenizer machinery, about

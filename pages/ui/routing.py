@@ -71,7 +71,7 @@ def needs_decoder(page: StreamlitPage) -> bool:
 
 
 def claims() -> StreamlitPage:
-    return st.Page("pages/claims.py", title="SpecTr-GBV claims", icon=":material/gavel:")
+    return st.Page("pages/claims.py", title="Claims", icon=":material/gavel:")
 
 
 def leaderboard() -> StreamlitPage:

@@ -162,6 +162,7 @@ LAB_SECTIONS = {
     "drafts": "2. Do more drafts help?",
     "coupling": "3. The optimal coupling",
     "monte-carlo": "4. Monte Carlo check",
+    "depth": "5. Gain by depth",
 }
 
 

@@ -1,0 +1,42 @@
+"""Every claim, grouped by source: adding a source is one module with ``SOURCE`` and ``CLAIMS`` and
+one line in ``MODULES``; adding a claim is one ``Claim`` in its module's ``CLAIMS`` (plus its test)."""
+from __future__ import annotations
+
+from core.claims import (canonical_decomposition, delayed_expansion, greedy_multipath, mismatched_draft,
+                         optimal_multidraft, spectr_gbv, typical_acceptance)
+from core.claims.base import Claim, Source
+from core.errors import InvalidInput
+
+#: One module per source, in the order pages and the command line list them.
+MODULES = (spectr_gbv, greedy_multipath, delayed_expansion, optimal_multidraft, canonical_decomposition,
+           typical_acceptance, mismatched_draft)
+
+SOURCES: dict[str, Source] = {m.SOURCE.id: m.SOURCE for m in MODULES}
+CLAIMS: tuple[Claim, ...] = tuple(c for m in MODULES for c in m.CLAIMS)
+
+
+def claims_of(source: str | None = None) -> tuple[Claim, ...]:
+    """Every claim, or those of one source (its id); an unknown id is one sentence."""
+    if source is None:
+        return CLAIMS
+    if source not in SOURCES:
+        raise InvalidInput(f"unknown source {source!r}; choose one of {', '.join(SOURCES)}")
+    return tuple(c for c in CLAIMS if c.source.id == source)
+
+
+def get_claim(key: str) -> Claim:
+    """A claim by its ``source/id`` key."""
+    for c in CLAIMS:
+        if c.key == key:
+            return c
+    raise InvalidInput(f"unknown claim {key!r}")
+
+
+def _unique() -> None:
+    keys = [c.key for c in CLAIMS]
+    dup = {k for k in keys if keys.count(k) > 1}
+    if dup:
+        raise ValueError(f"claims registered twice: {sorted(dup)}")
+
+
+_unique()
