@@ -53,12 +53,14 @@ def hsd_family_numbers(seeds=range(20), V: int = 2, K: int = 1, L: int = 3,
             "worst": min(rows, key=lambda r: r["gain"])}
 
 
-def hsd_stream_numbers(K: int = 1, L: int = 2, n: int = 3, variant: str = "transformers") -> dict:
-    """The generated stream over n iterations on the binary toy, exactly (``iterate_exact``): the TV of
-    its first n tokens as released (iterations carry no state, so this is the one-iteration loss
-    seen in the stream), and, where the loss can be repaired by compensating each next iteration's
-    target, the repaired stream's TV and tokens per target call against BV's."""
-    draft, target = _binary_toy()
+def hsd_stream_numbers(K: int = 1, L: int = 2, n: int = 3, variant: str = "transformers",
+                       draft: ToyModel | None = None, target: ToyModel | None = None) -> dict:
+    """The generated stream over n iterations, exactly (``iterate_exact``; default instance: the binary
+    toy): the TV of its first n tokens as released (iterations carry no state, so this is the
+    one-iteration loss seen in the stream), and, where the loss can be repaired by compensating each
+    next iteration's target, the repaired stream's TV and tokens per target call against BV's."""
+    if draft is None:
+        draft, target = _binary_toy()
     plain = iterate_exact(HSD(variant), draft, target, K, L, n, compensate_target=False)
     repaired = iterate_exact(HSD(variant), draft, target, K, L, n, compensate_target=True)
     bv = iterate_exact("bv", draft, target, K, L, n, compensate_target=False)
@@ -69,20 +71,26 @@ def hsd_stream_numbers(K: int = 1, L: int = 2, n: int = 3, variant: str = "trans
             "bv_tokens_per_call": bv.tokens_per_iteration}
 
 
-def eagle_numbers(release: str, temperature: float, K: int = 2, L: int = 2) -> dict:
-    """EAGLE's sampling verification of one release at temperature T on the binary toy (both models
-    tempered), on K i.i.d. chains: E[τ] and TV (lossless iff TV = 0)."""
-    draft, target = _binary_toy(temperature)
+def eagle_numbers(release: str, temperature: float, K: int = 2, L: int = 2,
+                  draft: ToyModel | None = None, target: ToyModel | None = None) -> dict:
+    """EAGLE's sampling verification of one release at temperature T on K i.i.d. chains: E[τ] and TV
+    (lossless iff TV = 0).  Default instance: the binary toy tempered at T; models given are taken
+    as already tempered at T (the eagle2 release's bonus undoes the temperature)."""
+    if draft is None:
+        draft, target = _binary_toy(temperature)
     result = exact_analysis(Eagle(release, temperature), draft, target, K, L)
     return {"release": release, "temperature": temperature, "K": K, "L": L,
             "expected_accepted": result.expected_accepted, "tv": result.fidelity_tv,
             "lossless": result.is_lossless}
 
 
-def exact_match_numbers(K: int = 1, L: int = 2, temperature: float = 1.0) -> dict:
-    """Exact-match acceptance against speculative sampling on the binary toy: both E[τ], and the
-    exact-match rule's TV (the claim "exact match changes the output law at T > 0" holds iff TV > 0)."""
-    draft, target = _binary_toy(temperature)
+def exact_match_numbers(K: int = 1, L: int = 2, temperature: float = 1.0,
+                        draft: ToyModel | None = None, target: ToyModel | None = None) -> dict:
+    """Exact-match acceptance against speculative sampling: both E[τ], and the exact-match rule's TV
+    (the claim "exact match changes the output law at T > 0" holds iff TV > 0).  Default instance:
+    the binary toy tempered at T; models given are taken as already tempered."""
+    if draft is None:
+        draft, target = _binary_toy(temperature)
     match = exact_analysis("exact_match", draft, target, K, L)
     sd = exact_analysis("sd", draft, target, K, L)
     return {"K": K, "L": L, "temperature": temperature,

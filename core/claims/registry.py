@@ -2,14 +2,16 @@
 one line in ``MODULES``; adding a claim is one ``Claim`` in its module's ``CLAIMS`` (plus its test)."""
 from __future__ import annotations
 
-from core.claims import (canonical_decomposition, delayed_expansion, greedy_multipath, mismatched_draft,
-                         optimal_multidraft, spectr_gbv, typical_acceptance)
+from core.claims import (canonical_decomposition, delayed_expansion, eagle_verification, exact_match_acceptance,
+                         greedy_multipath, hierarchical_speculative, mismatched_draft, optimal_multidraft,
+                         spectr_gbv, typical_acceptance)
 from core.claims.base import Claim, Source
 from core.errors import InvalidInput
 
 #: One module per source, in the order pages and the command line list them.
 MODULES = (spectr_gbv, greedy_multipath, delayed_expansion, optimal_multidraft, canonical_decomposition,
-           typical_acceptance, mismatched_draft)
+           typical_acceptance, mismatched_draft, hierarchical_speculative, eagle_verification,
+           exact_match_acceptance)
 
 SOURCES: dict[str, Source] = {m.SOURCE.id: m.SOURCE for m in MODULES}
 CLAIMS: tuple[Claim, ...] = tuple(c for m in MODULES for c in m.CLAIMS)
