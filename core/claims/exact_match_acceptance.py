@@ -11,7 +11,8 @@ from core.analysis.exact import LOSSLESS_TOL
 from core.analysis.released_ports import exact_match_numbers
 from core.claims.base import Claim, Family, Instance, Source, beats_trial, holds, lossless_trial
 
-SOURCE = Source("exact-match", "Exact-match acceptance at T > 0, as proposed for llama.cpp and mlx-swift-lm",
+SOURCE = Source("exact-match",
+                "Exact-match acceptance at a positive temperature, as proposed for llama.cpp and mlx-swift-lm",
                 "github.com/ggml-org/llama.cpp/pull/27694; github.com/ml-explore/mlx-swift-lm/pull/459",
                 "https://github.com/ml-explore/mlx-swift-lm/pull/459")
 RULE = "exact_match"
