@@ -44,10 +44,12 @@ def _stream(inst: Instance) -> dict:
     return hsd_stream_numbers(inst.K, inst.L, STREAM_TOKENS, draft=draft, target=target)
 
 
-def _repaired(stream: dict) -> dict:
-    """The repaired stream's tokens per call beside BV's, where compensation can repair it."""
-    if not stream["repairable"]:
+def _repaired(inst: Instance, repairable: bool) -> dict:
+    """The repaired stream's tokens per call beside BV's, where compensation can repair the loss (no
+    over-emission: ``hsd_numbers``' ``compensable``); the stream is run only then."""
+    if not repairable:
         return {"repairable": False}
+    stream = _stream(inst)
     return {"repairable": True, "repaired_tokens_per_call": stream["repaired_tokens_per_call"],
             "bv_tokens_per_call": stream["bv_tokens_per_call"]}
 
@@ -63,7 +65,7 @@ def _beats_bv(inst: Instance):
     return holds(gain > LOSSLESS_TOL), {
         "hsd_expected_accepted": one["hsd_expected_accepted"], "bv_expected_accepted": one["bv_expected_accepted"],
         "gain": gain, "hsd_tv": one["hsd_tv"], "gain_bought_with": bought,
-        **_repaired(_stream(inst))}
+        **_repaired(inst, one["compensable"])}
 
 
 def _stream_lossless(inst: Instance):
