@@ -49,12 +49,13 @@ def test_hsd_gains_over_bv_only_with_a_lossy_law():
     n = v.numbers
     assert n["hsd_expected_accepted"] == exact(Fraction(4, 3)) and n["bv_expected_accepted"] == exact(Fraction(11, 9))
     assert n["gain"] == exact(Fraction(1, 9)) and n["hsd_tv"] == exact(Fraction(1, 9))
-    assert n["gain_bought_with"] == "a lossy law (TV 1/9 from q)"
+    assert n["gain_bought_with"] == "a lossy law (TV 1/9 from q); made exact, 59/27 tokens per target call against BV's 20/9"
     assert n["repaired_tokens_per_call"] == exact(Fraction(59, 27)) and n["bv_tokens_per_call"] == exact(Fraction(20, 9))
     k2 = verdict("hsd/beats-bv-k2")
     # 14/9 − 11/9 = 1/3, with TV 4/27 and no repair (F(1, 0) = −2/27 above)
     assert k2.status == HOLDS and k2.numbers["gain"] == exact(Fraction(1, 3))
-    assert k2.numbers["gain_bought_with"] == "a lossy law (TV 4/27 from q)" and not k2.numbers["repairable"]
+    assert k2.numbers["gain_bought_with"] == "a lossy law (TV 4/27 from q); no repair (over-emission)"
+    assert not k2.numbers["repairable"]
 
 
 def _stream_law(output_law: dict, n: int, V: int) -> np.ndarray:

@@ -35,8 +35,7 @@ TOPK_TREE = (2, 2)
 def release_trial(release: str, temperature: float, draft: ToyModel, target: ToyModel, K: int, L: int) -> Trial:
     """One release's completed output law on K i.i.d. chains against q, both models tempered at T."""
     n = eagle_numbers(release, temperature, K, L, draft=draft, target=target)
-    return Trial(n["lossless"], LOSSLESS_TOL - n["tv"], {"release": release, "temperature": temperature,
-                                            "tv": n["tv"], "expected_accepted": n["expected_accepted"]})
+    return Trial(n["lossless"], LOSSLESS_TOL - n["tv"], {"tv": n["tv"], "expected_accepted": n["expected_accepted"]})
 
 
 def _other_release(release: str, inst: Instance) -> dict:

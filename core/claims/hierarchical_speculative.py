@@ -44,28 +44,31 @@ def _stream(inst: Instance) -> dict:
     return hsd_stream_numbers(inst.K, inst.L, STREAM_TOKENS, draft=draft, target=target)
 
 
-def _repaired(inst: Instance, repairable: bool) -> dict:
-    """The repaired stream's tokens per call beside BV's, where compensation can repair the loss (no
-    over-emission: ``hsd_numbers``' ``compensable``); the stream is run only then."""
-    if not repairable:
-        return {"repairable": False}
-    stream = _stream(inst)
-    return {"repairable": True, "repaired_tokens_per_call": stream["repaired_tokens_per_call"],
-            "bv_tokens_per_call": stream["bv_tokens_per_call"]}
+def _text(x: float) -> str:
+    return fraction(x, max_denominator=1000) or f"{x:.3g}"
 
 
 def _beats_bv(inst: Instance):
     """HSD's exact E[τ] against BV's on the same K drafts, with HSD's TV beside it and, where the loss
-    can be repaired, the repaired stream's tokens per call against BV's."""
+    can be repaired (no over-emission: ``hsd_numbers``' ``compensable``), the repaired stream's tokens
+    per target call against BV's; the stream is run only then."""
     one = _numbers(inst)
     gain = one["hsd_expected_accepted"] - one["bv_expected_accepted"]
-    tv = one["hsd_tv"]
-    bought = "nothing: HSD is lossless here" if one["lossless"] else \
-        f"a lossy law (TV {fraction(tv, max_denominator=1000) or f'{tv:.3g}'} from q)"
-    return holds(gain > LOSSLESS_TOL), {
-        "hsd_expected_accepted": one["hsd_expected_accepted"], "bv_expected_accepted": one["bv_expected_accepted"],
-        "gain": gain, "hsd_tv": one["hsd_tv"], "gain_bought_with": bought,
-        **_repaired(inst, one["compensable"])}
+    numbers = {"hsd_expected_accepted": one["hsd_expected_accepted"], "bv_expected_accepted": one["bv_expected_accepted"],
+               "gain": gain, "gain_bought_with": "nothing: HSD is lossless here", "hsd_tv": one["hsd_tv"],
+               "repairable": one["compensable"]}
+    if not one["lossless"]:
+        bought = f"a lossy law (TV {_text(one['hsd_tv'])} from q)"
+        if one["compensable"]:
+            s = _stream(inst)
+            numbers.update(repaired_tokens_per_call=s["repaired_tokens_per_call"],
+                           bv_tokens_per_call=s["bv_tokens_per_call"])
+            bought += (f"; made exact, {_text(s['repaired_tokens_per_call'])} tokens per target call against "
+                       f"BV's {_text(s['bv_tokens_per_call'])}")
+        else:
+            bought += "; no repair (over-emission)"
+        numbers["gain_bought_with"] = bought
+    return holds(gain > LOSSLESS_TOL), numbers
 
 
 def _stream_lossless(inst: Instance):
