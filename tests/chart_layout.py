@@ -11,7 +11,8 @@ labels, value labels, legend entries) and fails, naming the chart and the elemen
   that plot area;
 * two titles overlap, or a title and the legend do (subplot titles, axis titles of panels side by side);
 * a legend entry lies outside the legend's own box (a legend that scrolls: its last entries are cut
-  in an export), or the legend is taller than the plot area.
+  in an export), or the legend is taller than the plot area;
+* a metric's label (``st.metric``) is cut short with an ellipsis.
 
 ``check_export_layout(page, export_page)`` does the same for the charts' slide-sized exports: each
 chart's figure (its data and layout, as the page received them) is laid out again at ``figures.SLIDE``'s
@@ -115,11 +116,18 @@ def chart_problems(page) -> list[str]:
     return page.evaluate(PAGE_PROBLEMS_JS, SLACK)
 
 
+#: In-page: the labels of the page's metrics (``st.metric``) that are cut ("LP optimum (best lossless …"):
+#: an element of the label whose text is wider than the element shows.
+CUT_LABELS_JS = """() => Array.from(document.querySelectorAll("[data-testid='stMetricLabel']"))
+    .filter(l => Array.from(l.querySelectorAll('*')).concat([l]).some(e => e.scrollWidth > e.clientWidth + 1))
+    .map(l => l.innerText.trim())"""
+
+
 def check_chart_layout(page, where: str = "") -> int:
-    """Fail (AssertionError listing them) if any chart on ``page`` has a layout problem; return the
-    number of charts checked.  ``where`` names the page in the message."""
+    """Fail (AssertionError listing them) if any chart on ``page`` has a layout problem, or a metric's
+    label is cut; return the number of charts checked.  ``where`` names the page in the message."""
     n = page.locator(".js-plotly-plot").count()
-    problems = chart_problems(page)
+    problems = chart_problems(page) + [f'the metric label "{t}" is cut' for t in page.evaluate(CUT_LABELS_JS)]
     assert not problems, f"{where}: " + "; ".join(problems)
     return n
 
