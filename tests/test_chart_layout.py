@@ -16,12 +16,16 @@ import json
 import numpy as np
 import pytest
 
+from core.rules.registry import REGISTRY
 from pages.ui import figures
 from tests.chart_layout import check_chart_layout, check_export_layout, figure_problems, open_export_page
 from tests.test_browser import SHOTS, chromium, no_exception, playwright, results_dir, server, settle  # noqa: F401
 
 #: A 1280×720 window: a lecture room's projector.
 WINDOW = {"width": 1280, "height": 720}
+
+#: Every registered rule, as the toy laboratory's ``methods`` parameter takes them.
+EVERY_RULE = ",".join(REGISTRY)
 
 #: (address, charts drawn): every page and tab that draws charts without a model run.
 VIEWS = [
@@ -31,10 +35,14 @@ VIEWS = [
     ("toy_lab?section=coupling", 1),
     ("toy_lab?section=monte-carlo", 1),
     ("toy_lab?preset=binary-toy&section=drafts", 1),
+    (f"toy_lab?preset=binary-toy&methods={EVERY_RULE}&section=methods", 1),
+    (f"toy_lab?preset=binary-toy&methods={EVERY_RULE}&section=drafts", 1),
+    (f"toy_lab?preset=binary-toy&methods={EVERY_RULE}&section=monte-carlo", 1),
     ("one_step?shown=99", 3),
     ("one_step?shape=tree&b=2,2&law=topk&shown=99", 3),
     ("claims", 3),
     ("draft_trees?preset=binary-toy&chart_max=8", 2),
+    ("draft_trees?preset=binary-toy&shape=tree&b=2,2&law=topk&chart_max=7", 2),
 ]
 
 
@@ -66,7 +74,6 @@ def _run_figures():
     registered rule (their largest legends), and the toy laboratory's with every rule and bound."""
     import pandas as pd
 
-    from core.rules.registry import REGISTRY
     rules = list(REGISTRY)
     Ks = range(1, 9)
     sweep = pd.DataFrame([{"method": m, "K": K, "mean": 1.5 + 0.05 * i + 0.1 * K, "lo": 1.2 + 0.1 * K,

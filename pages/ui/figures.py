@@ -3,7 +3,7 @@
 The style is set here once: ``TEMPLATE`` (fonts sized for a 1280×720 slide, ``SLIDE``), which
 ``_layout`` gives every figure, so what the page shows is what an export shows.  One colour per
 method on every page (``color``, read from the rule's own class, from a colour-blind-safe palette,
-``RULE_PALETTE``) and one marker per method (``symbol``), one grey line style per bound
+``RULE_PALETTE``) and one marker per method (``symbol``: every registered rule its own), one grey line style per bound
 (``BOUND_STYLE``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
 in the legend, the one drawn on top dashed, rather than one hidden under the other.
 Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
@@ -38,13 +38,20 @@ FONT_SIZE, TICK_SIZE, LEGEND_SIZE, AXIS_TITLE_SIZE, TITLE_SIZE = 16, 15, 15, 17,
 MIN_LABEL_SIZE = 12
 
 #: Paul Tol's "muted" scheme (https://personal.sron.nl/~pault/, "Colour schemes"): nine colours that
-#: stay distinct with every common colour-vision deficiency; with black and Okabe and Ito's orange
-#: (of the colours tried, the one that kept the eleven nearly as far apart, simulated, as Tol's nine)
-#: and a pink for the twelfth rule, Medusa's lossy `typical` (ΔE ≥ 14 from the other eleven, with
-#: normal vision and every simulated dichromacy), the rules' palette: every rule's ``color`` (``core/rules/*.py``) is one of these, each its own
-#: (``tests/test_figures.py`` simulates the three kinds of colour blindness on them).
+#: stay distinct with every common colour-vision deficiency; the figures that draw no rule (draft
+#: laws, budgets) take their colours from it.
 TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499")
-RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00", "#e377c2")
+#: Okabe and Ito's colour-blind-safe scheme ("Color Universal Design", 2008) without its yellow, too
+#: pale on white: black, orange, sky blue, bluish green, blue, vermillion, reddish purple.
+OKABE_ITO = ("#000000", "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7")
+#: The rules' palette: Okabe and Ito's seven and five of Tol's muted colours (wine, olive, indigo,
+#: sand, green), every rule's ``color`` (``core/rules/*.py``) one of these, each its own.  Any two
+#: stay at least ΔE 13 apart (CIELAB) with normal vision and with each simulated dichromacy
+#: (``tests/test_figures.py``), and the rules most often drawn together differ in hue family, not
+#: only in shade: BV blue, RBV bluish green, SpecTr-GBV vermillion (Sweeps' default three), RBV
+#: against Traversal (green against reddish purple: they often coincide), BV against Best-of-K+BV
+#: (blue against orange).
+RULE_PALETTE = OKABE_ITO + ("#882255", "#999933", "#332288", "#ddcc77", "#117733")
 
 # White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
 # itself carries defaults for every trace type, and building it imported about 140 more modules on
