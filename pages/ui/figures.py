@@ -205,8 +205,8 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
     diagram, ``series=False``, whose marks are meant to overlap), the title on top, wrapped to the
     narrowest chart (``PAGE_WIDTH``), the legend at the very bottom of the figure (below the x-axis
     title, never on it), the figure taller by the legend's rows at that width (``legend_rows``) so that
-    the plot keeps its ``height``, and the plot at least as tall as the legend; axis titles ``x`` and ``y`` on every axis ("" clears them, None
-    leaves them as they are)."""
+    the plot keeps its ``height``, and the plot at least as tall as the legend; axis titles ``x`` and
+    ``y`` on every axis ("" clears them, None leaves them as they are)."""
     if series:
         mark_identical(fig)
     rows = legend_rows(fig)
