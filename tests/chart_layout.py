@@ -3,8 +3,9 @@ browser tests (``tests/test_chart_layout.py``, and any test that walks pages).
 
 ``check_chart_layout(page)`` measures, for every Plotly chart on a Playwright page, the DOM bounding
 boxes of Plotly's own SVG elements (``.main-svg``: the chart's box; ``.gtitle``, ``.xtitle``,
-``.ytitle`` (``.x2title``, … on panels), ``.annotation-text``: its titles; ``.legend``: its legend; every other ``text``: tick
-labels, value labels, legend entries) and fails, naming the chart and the element, when
+``.ytitle`` (``.x2title``, … on panels), ``.annotation-text``: its titles; ``.legend``: its legend;
+every other ``text``: tick labels, value labels, legend entries) and fails, naming the chart and the
+element, when
 
 * a text element leaves the chart's box (a title cut at the right edge, a tick label cut at the left);
 * a text element drawn inside a plot area clipped to it (a bar's value label, ``cliponaxis``) leaves
@@ -15,10 +16,11 @@ labels, value labels, legend entries) and fails, naming the chart and the elemen
 * a metric's label (``st.metric``) is cut short with an ellipsis.
 
 ``check_export_layout(page, export_page)`` does the same for the charts' slide-sized exports: each
-chart's figure (its data and layout, as the page received them) is laid out again at ``figures.SLIDE``'s
-width and the figure's own height by the plotly.js that Kaleido renders exports with (the Python
-package's ``plotly.min.js``, which ``kaleido``'s page loads), in a page of its own, and checked the
-same way.  The PNG and the SVG are drawings of that layout (PNG_SCALE changes pixels, not layout), so
+chart's figure (its data and layout, as the page received them) is laid out as ``figures.image``
+lays an export out (``figures.for_width``) and drawn at ``figures.SLIDE``'s width and that height
+by the plotly.js that Kaleido renders exports with (the Python package's ``plotly.min.js``, which
+``kaleido``'s page loads), in a page of its own, and checked the same way.  ``check_chart_layout(page,
+export=True)`` does both.  The PNG and the SVG are drawings of that layout (PNG_SCALE changes pixels, not layout), so
 this is the export's geometry, measured as the page's is, with no image parsing.
 """
 from __future__ import annotations
@@ -123,12 +125,20 @@ CUT_LABELS_JS = """() => Array.from(document.querySelectorAll("[data-testid='stM
     .map(l => l.innerText.trim())"""
 
 
-def check_chart_layout(page, where: str = "") -> int:
+def check_chart_layout(page, where: str = "", export: bool = False) -> int:
     """Fail (AssertionError listing them) if any chart on ``page`` has a layout problem, or a metric's
-    label is cut; return the number of charts checked.  ``where`` names the page in the message."""
+    label is cut, and with ``export`` if any chart's slide-sized export has one (``check_export_layout``,
+    in a page of ``page``'s browser opened and closed for it); return the number of charts checked.
+    ``where`` names the page in the message."""
     n = page.locator(".js-plotly-plot").count()
     problems = chart_problems(page) + [f'the metric label "{t}" is cut' for t in page.evaluate(CUT_LABELS_JS)]
     assert not problems, f"{where}: " + "; ".join(problems)
+    if export:
+        exports = open_export_page(page.context)
+        try:
+            check_export_layout(page, exports, where)
+        finally:
+            exports.close()
     return n
 
 
@@ -160,8 +170,13 @@ def figure_problems(export_page, figure: dict, width: int, height: int | None = 
 def check_export_layout(page, export_page, where: str = "") -> int:
     """Fail if the slide-sized export (``figures.image``'s layout) of any chart on ``page`` has a
     layout problem; return the number of charts checked."""
+    import json
+
+    import plotly.graph_objects as go
+
     from pages.ui import figures
-    figs = page.evaluate(FIGURES_JS)
+    figs = [json.loads(figures.for_width(go.Figure(f, skip_invalid=True), figures.SLIDE[0]).to_json())
+            for f in page.evaluate(FIGURES_JS)]
     problems = [p for f in figs for p in figure_problems(export_page, f, figures.SLIDE[0])]
     assert not problems, f"{where} (export at {figures.SLIDE[0]} px): " + "; ".join(problems)
     return len(figs)

@@ -16,6 +16,7 @@ import json
 import numpy as np
 import pytest
 
+from benchmarks.browser import ARGS
 from core.rules.registry import REGISTRY
 from pages.ui import figures
 from tests.chart_layout import check_chart_layout, check_export_layout, figure_problems, open_export_page
@@ -52,7 +53,7 @@ def window(playwright, chromium, tmp_path_factory):  # noqa: F811 - the fixtures
     SHOTS.mkdir(parents=True, exist_ok=True)
     ctx = playwright.chromium.launch_persistent_context(
         tmp_path_factory.mktemp("chromium-slide"), executable_path=chromium, headless=True,
-        args=["--headless", "--no-sandbox", "--disable-gpu"], viewport=WINDOW)
+        args=ARGS, viewport=WINDOW)
     yield ctx.new_page(), open_export_page(ctx)
     ctx.close()
 

@@ -325,8 +325,8 @@ def test_a_legend_of_many_entries_goes_below_the_plot_and_the_figure_grows_by_it
     """The legend is horizontal at the bottom of the figure (container y = 0), under the x-axis
     title; its rows are counted as Plotly lays them out (one row when every entry fits, else a grid of
     the widest entry's width), the bottom margin and the figure grow by a row each, and the plot is
-    never shorter than the legend.  Fourteen entries (every rule and every bound), the widest "LP
-    optimum (best lossless verifier)" (35 characters: 35 · 9 + 50 = 365 px), in a plot area of
+    never shorter than the legend.  Fourteen entries (every rule and every bound), the widest
+    "Acausal coupling bound (unattainable)" (37 characters: 37 · 9 + 50 = 383 px), in a plot area of
     800 − 94 = 706 px: one column, 14 rows."""
     from core.rules.registry import REGISTRY
     curves = {m: [(1, 1.0 + i / 10), (2, 1.1 + i / 10)] for i, m in enumerate(REGISTRY)}

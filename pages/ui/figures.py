@@ -131,7 +131,8 @@ def image(fig: go.Figure, fmt: str = "svg", width: int = SLIDE[0], height: int |
     times that size.
 
     Plotly.js's modebar downloads one format only (``CHART_CONFIG``: a PNG of the chart as shown), so
-    the slide-sized exports are rendered here by Kaleido, Plotly's own static-image exporter, which
+    the slide-sized exports are rendered here by Kaleido (the figure laid out for that width first,
+    ``for_width``: a legend needs fewer rows on a wider chart), Plotly's own static-image exporter, which
     drives a headless Chrome or Chromium (``export_browser``).  Kaleido's browser is started on the
     first export and kept for the process (about 0.25 s an export after that, about 3 s for the
     first).  Exports are serialized."""
@@ -149,6 +150,7 @@ def image(fig: go.Figure, fmt: str = "svg", width: int = SLIDE[0], height: int |
         if not _EXPORT_SERVER:
             kaleido.start_sync_server(silence_warnings=True)
             _EXPORT_SERVER.append(True)
+        fig = for_width(fig, width)
         return fig.to_image(format=fmt, width=width, height=height or fig.layout.height or SLIDE[1],
                             scale=PNG_SCALE if fmt == "png" else None)
 
@@ -248,6 +250,18 @@ def legend_rows(fig: go.Figure, width_px: int = PAGE_WIDTH) -> int:
         return 1
     columns = max(1, int(room // max(entries)))
     return -(-len(names) // columns)
+
+
+def for_width(fig: go.Figure, width: int) -> go.Figure:
+    """``fig`` (laid out by ``_layout`` for ``PAGE_WIDTH``) laid out for a chart ``width`` px wide: its
+    horizontal legend's rows counted again at that width (``legend_rows``), the bottom margin and the
+    height shorter by the rows it no longer needs, the plot's height kept.  ``fig`` itself is left
+    as it is."""
+    fewer = legend_rows(fig) - legend_rows(fig, width)
+    if fewer <= 0 or fig.layout.legend.orientation != "h" or not fig.layout.height:
+        return fig
+    return go.Figure(fig).update_layout(height=fig.layout.height - _LEGEND_ROW_PX * fewer,
+                                        margin_b=fig.layout.margin.b - _LEGEND_ROW_PX * fewer)
 
 
 def value_range(values: Sequence[float], headroom: float = 0.12) -> list[float]:
