@@ -6,7 +6,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.analysis.budget import coincident_laws, law_curves, same_everywhere
 from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS
 from core.data.shapes import Shape
@@ -275,6 +274,8 @@ else:
     bar.empty()
     for e in problems:
         st.error(text.escape_markdown(e))
+    # imported here, once the chart is drawn: the page's first render does not need the budget module
+    from core.analysis.budget import coincident_laws, law_curves, same_everywhere
     lines = law_curves(tables, chart_rule) if tables else {}
     shared = cached.shared_drafts(cfg.spec, tuple(tables), L) if tables else {}
     curves, names, ended, same_text = {}, {}, [], []
