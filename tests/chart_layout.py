@@ -10,7 +10,8 @@ element, when
 * a text element leaves the chart's box (a title cut at the right edge, a tick label cut at the left);
 * a text element drawn inside a plot area clipped to it (a bar's value label, ``cliponaxis``) leaves
   that plot area;
-* two titles overlap, or a title and the legend do (subplot titles, axis titles of panels side by side);
+* two titles overlap, or a title and the legend do (subplot titles, axis titles of panels side by side),
+  or a title and a tick label do, or the chart's title runs into a plot area;
 * a legend entry lies outside the legend's own box (a legend that scrolls: its last entries are cut
   in an export), or the legend is taller than the plot area;
 * a metric's label (``st.metric``) is cut short with an ellipsis.
@@ -60,11 +61,14 @@ PROBLEMS_JS = """(gd, slack) => {
                      `${Math.round(r.top - chart.top)}..${Math.round(r.bottom - chart.top)} in ` +
                      `${Math.round(chart.width)} × ${Math.round(chart.height)})`);
     }
-    // the plot areas, one per subplot: a drag rectangle covers each exactly
+    // the plot areas, one per subplot, from its axes' offsets and lengths (a static plot, as an
+    // export is drawn, has no drag rectangles to measure)
     const areas = {};
-    for (const d of gd.querySelectorAll('.draglayer > g')) {
-        const rect = d.querySelector('.nsewdrag');
-        if (rect) areas[Array.from(d.classList).find(c => /^x\\d*y\\d*$/.test(c))] = box(rect);
+    for (const [id, sp] of Object.entries((gd._fullLayout && gd._fullLayout._plots) || {})) {
+        const xa = sp.xaxis, ya = sp.yaxis;
+        if (!xa || !ya) continue;
+        areas[id] = {left: chart.left + xa._offset, right: chart.left + xa._offset + xa._length,
+                     top: chart.top + ya._offset, bottom: chart.top + ya._offset + ya._length};
     }
     for (const t of gd.querySelectorAll('.cartesianlayer .plot text')) {
         if (!shown(t)) continue;
@@ -84,6 +88,13 @@ PROBLEMS_JS = """(gd, slack) => {
         for (let j = i + 1; j < labelled.length; j++)
             if (overlap(labelled[i][1], labelled[j][1]))
                 out.push(`${title}: "${labelled[i][0]}" overlaps "${labelled[j][0]}"`);
+    const ticks = Array.from(gd.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text')).filter(shown);
+    for (const [label, r] of labelled)
+        for (const t of ticks)
+            if (overlap(r, box(t))) out.push(`${title}: "${label}" overlaps the tick label "${name(t)}"`);
+    for (const t of titles.filter(t => t.classList.contains('gtitle')))
+        for (const a of Object.values(areas))
+            if (overlap(box(t), a)) out.push(`${title}: the title runs into the plot`);
     if (legend && box(legend).height > 0) {
         const lb = box(legend);
         for (const t of gd.querySelectorAll('.legend .legendtext'))

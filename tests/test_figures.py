@@ -302,8 +302,9 @@ def test_bounds_that_coincide_say_their_value_once():
 
 def test_a_long_title_wraps_to_the_narrowest_chart_and_the_top_margin_makes_room():
     """A title wider than ``PAGE_WIDTH`` at the title's font (0.6 em a character, generous) is broken
-    at spaces into lines that fit; the title sits above the plot area (paper y = 1, anchored at its
-    bottom, automargin), the top margin one title line taller for each line, and the figure too."""
+    at spaces into lines that fit; the title hangs from the top of the figure (Plotly draws a title
+    anchored at its bottom down into the plot, line by line), the top margin one title line taller
+    for each line, and the figure too."""
     assert figures.wrap("a bb ccc dddd", 10 * 6, 6) == "a bb ccc<br>dddd"        # 10 characters a line
     assert figures.wrap("x" * 30 + " y", 60, 6) == "x" * 30 + "<br>y"           # a long word stands alone
     assert figures.wrap("one<br>two", 600, 6) == "one<br>two"
@@ -314,8 +315,7 @@ def test_a_long_title_wraps_to_the_narrowest_chart_and_the_top_margin_makes_room
     assert " ".join(lines) == long and len(lines) == 2
     room = (figures.PAGE_WIDTH - 24) / (figures.TITLE_SIZE * 0.6)
     assert all(len(line) <= room for line in lines)
-    assert (fig.layout.title.yref, fig.layout.title.y, fig.layout.title.yanchor, fig.layout.title.automargin) == \
-        ("paper", 1.0, "bottom", True)
+    assert (fig.layout.title.yref, fig.layout.title.y, fig.layout.title.yanchor) == ("container", 1.0, "top")
     short_one = figures.scaling_plot([2, 4], [1e-5, 2e-5], 1.0)
     assert "<br>" not in short_one.layout.title.text
     assert fig.layout.margin.t - short_one.layout.margin.t == figures._TITLE_LINE_PX

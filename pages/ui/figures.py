@@ -205,7 +205,7 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
             series: bool = True) -> go.Figure:
     """The house style (``TEMPLATE``), series that coincide marked (``mark_identical``; not in a
     diagram, ``series=False``, whose marks are meant to overlap), the title on top, wrapped to the
-    narrowest chart (``PAGE_WIDTH``), the legend at the very bottom of the figure (below the x-axis
+    narrowest chart (``PAGE_WIDTH``) in a top margin one line taller per line, the legend at the very bottom of the figure (below the x-axis
     title, never on it), the figure taller by the legend's rows at that width (``legend_rows``) so that
     the plot keeps its ``height``, and the plot at least as tall as the legend; axis titles ``x`` and
     ``y`` on every axis ("" clears them, None leaves them as they are)."""
@@ -217,9 +217,10 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
     # a legend of many rows is never taller than the plot: the plot grows to the legend's height
     height += max(0, _LEGEND_ROW_PX * rows - (height - 24 - _TITLE_LINE_PX - 70))
     fig.update_layout(template="explorer",
-                      # above the plot area, pushing the top margin as far as its lines need
-                      title=dict(text=title, x=0.0, xanchor="left", y=1.0, yref="paper", yanchor="bottom",
-                                 pad=dict(l=12, b=16), automargin=True),
+                      # at the top of the figure, in a top margin as tall as its lines: Plotly draws the
+                      # lines of a title anchored at its bottom down into the plot, so it hangs from the top
+                      title=dict(text=title, x=0.0, xanchor="left", y=1.0, yref="container", yanchor="top",
+                                 pad=dict(l=12, t=22)),
                       height=height + _LEGEND_ROW_PX * rows + _TITLE_LINE_PX * max(0, lines - 1),
                       margin=dict(l=_MARGIN_L, r=_MARGIN_R, t=24 + _TITLE_LINE_PX * lines,
                                   b=70 + _LEGEND_ROW_PX * rows),
@@ -517,8 +518,8 @@ def tau_histograms(exact: Mapping[str, Sequence[float]],
     fig = _layout(go.Figure(data=traces, layout=layout),
                   "Law of τ, the accepted draft tokens: exact (bars) against Monte Carlo (points with 95% intervals)",
                   None, None, height=300 * rows + 120)
-    # the first row's panel titles sit above the plot area, where the title would: it goes above them
-    return fig.update_layout(title_pad_b=16 + _TITLE_LINE_PX)
+    # the first row's panel titles sit above the plot area: a line more of top margin for them
+    return fig.update_layout(margin_t=fig.layout.margin.t + _TITLE_LINE_PX, height=fig.layout.height + _TITLE_LINE_PX)
 
 
 # ------------------------------------------------------------------------------------------------
