@@ -5,10 +5,11 @@ chart's box or its plot area, no two titles overlap, no legend is taller than it
 entry), and so is its slide-sized export (``check_export_layout``: the figure laid out again at
 ``figures.SLIDE``'s width by the plotly.js Kaleido exports with).
 
-The live decoder's, Sweeps' and the Leaderboard's charts show only after a run of real models or a
-sweep: their chart functions are checked here the same way, on figures of their largest cases (every
-registered rule at once), in the exporter's page at the width a 1280-px window gives a chart and at
-the export's."""
+The Leaderboard's charts are checked on a tiny sweep of every default rule, opened from the
+results root.  The live decoder's and Sweeps' charts show only after a run of real models: their
+chart functions are checked here the same way, on figures of their largest cases (every registered
+rule at once), in the exporter's page at the width a 1280-px window gives a chart and at the
+export's."""
 from __future__ import annotations
 
 import json
@@ -68,6 +69,36 @@ def test_every_chart_of_every_page_fits_a_slide(server, window, address, charts)
     assert check_export_layout(page, export, address or "start") >= charts
     name = address.replace("?", "_").replace("&", "_").replace("=", "-").replace(",", "-") or "start"
     page.screenshot(path=str(SHOTS / f"layout_{name}.png"), full_page=True)
+
+
+def test_the_leaderboards_charts_fit_a_slide(server, window, results_dir):  # noqa: F811
+    """The Leaderboard on a tiny sweep of every lossless rule that runs on chains (V = 2, K = 2,
+    L = 1 and 2, two instances each), opened from the results root: its box plots and its scatter."""
+    import re
+
+    from playwright.sync_api import expect
+
+    from core.sweep.config import SweepConfig, default_methods
+    from core.sweep.engine import run_sweep
+    from core.sweep.store import ResultsStore
+    from tests.test_browser import outcome, rerun
+
+    config = SweepConfig(("iid",), (2,), (2,), (1, 2), 2, tuple(default_methods()), bounds=("lp",), seed=7)
+    if not (results_dir / "layout.parquet").exists():
+        run_sweep(config, ResultsStore(results_dir / "layout.parquet", config))
+    page, export = window
+    page.goto(f"{server}/leaderboard")
+    settle(page)
+    rerun(page, lambda: page.get_by_test_id("stRadioGroup").get_by_text("Open a results folder").click())
+    box = page.get_by_label(re.compile(r"^Results folder under "))
+    box.fill("layout.parquet")
+    box.press("Enter")
+    settle(page)
+    rerun(page, page.get_by_test_id("stBaseButton-primary").filter(has_text=re.compile(r"^Open$")).click)
+    outcome(page, page.get_by_text("Results read from layout.parquet."), charts=3)
+    expect(page.locator(".js-plotly-plot").first).to_be_visible()
+    assert check_chart_layout(page, "leaderboard") >= 3
+    assert check_export_layout(page, export, "leaderboard") >= 3
 
 
 def _run_figures():
