@@ -229,9 +229,9 @@ L = shape.L
 st.markdown(f"At every budget n (drafted tokens) and depth L = {L}, every shape of that budget (chains K×L "
             "where n/L is whole, and every static tree b) drafted by each law and verified exactly "
             "(`core.analysis.budget`, the table of `python -m core trees`). Each law's line is its **best "
-            "shape of at most n drafted tokens** at each budget n for the verifier chosen; the grey lines are the i.i.d.-chains LP at the "
-            "same budget (the best any verifier of K = n/L i.i.d. chains can do) and Sequoia's best top-k tree "
-            "of any shape.")
+            "shape of at most n drafted tokens** at each budget n for the verifier chosen; the grey lines are "
+            "the i.i.d.-chains LP at the same budget (the best any verifier of K = n/L i.i.d. chains can do) and "
+            "Sequoia's best top-k tree of any shape.")
 CHART_RULES = {"rrs": "rrs (top-down)", "traversal": "traversal (leaf to root)",
                "lp": "own-law LP (each law's best lossless verifier)"}
 st.session_state.setdefault("trees_chart_rule", "traversal")
@@ -275,26 +275,21 @@ else:
     for e in problems:
         st.error(text.escape_markdown(e))
     # imported here, once the chart is drawn: the page's first render does not need the budget module
-    from core.analysis.budget import coincident_laws, law_curves, same_everywhere
+    from core.analysis.budget import coincident_laws, drafted_alike, law_curves, same_everywhere
     lines = law_curves(tables, chart_rule) if tables else {}
     shared = cached.shared_drafts(cfg.spec, tuple(tables), L) if tables else {}
-    curves, names, ended, same_text = {}, {}, [], []
+    curves, names, notes = {}, {}, []
     for group in coincident_laws(lines):
-        first = group[0]
-        curves[first] = list(lines[first].points)
-        names[first] = " = ".join(group)
-        end = lines[first]
-        if end.ends is not None:
-            names[first] += f" (ends at n = {end.last})"
-            ended.append(f"{' = '.join(group)} ends at n = {end.last}: at n = {end.last + 1}, {end.ends}")
+        line, name = lines[group[0]], " = ".join(group)
+        curves[group[0]] = list(line.points)
+        names[group[0]] = name + (f" (ends at n = {line.last})" if line.ends is not None else "")
         if len(group) > 1:
-            best = " ".join(labels for _, _, labels in end.points)
-            same = [sh for sh, groups in shared.items() if groups is not None and any(set(group) <= set(g) for g in groups)
-                    and f"{sh.label} (n = " in best]
-            why = (f"they draft the same trees, with the same probabilities, on their best shapes "
-                   f"({', '.join(sorted({sh.label for sh in same}))})" if same else
-                   "the same E[τ] from different trees")
-            same_text.append(f"**{' = '.join(group)}** is one line: {why}.")
+            alike = drafted_alike(group, line, shared)
+            notes.append(f"**{name}** is one line: " + (
+                "they draft the same trees, with the same probabilities, on their best shapes "
+                f"({', '.join(shape.label for shape in alike)})." if alike else "the same E[τ] from different trees."))
+        if line.ends is not None:
+            notes.append(text.escape_markdown(f"{name[:1].upper()}{name[1:]} ends at n = {line.last}: {line.ends}."))
     chains_lp, topk_tree = [], []
     for n, table in tables.items():
         if table.chains_lp is not None:
@@ -310,8 +305,8 @@ else:
             st.caption(text.escape_markdown(
                 f"At V = {cfg.V}, {everywhere} draft the same trees, with the same probabilities, on every shape of "
                 "these budgets that they can draw (the law of the drafted node set compared)."))
-        if same_text or ended:
-            st.caption(" ".join(same_text + [text.escape_markdown(e[:1].upper() + e[1:] + ".") for e in ended]))
+        if notes:
+            st.caption(" ".join(notes))
         with st.expander("What am I looking at?"):
             st.markdown(text.note(
                 "One line per draft law: at each budget n, the best E[τ] over every shape of at most n drafted "

@@ -365,3 +365,25 @@ def test_a_large_budget_chart_asks_first():
     button = at.button(key="trees_chart_go")
     assert button.label.startswith("Compute the chart (about ")
     assert any("13 budgets" in i.value for i in at.info)
+
+
+def test_which_laws_draft_the_same_trees_is_computed_from_their_node_sets():
+    """``same_drafts`` on the binary toy (V = 2).  Chains 2×2: wor, topk and greedy each draw two
+    distinct tokens at the root, so both tokens, and each chain goes on i.i.d. below the root: the
+    same trees; iid can draw one token twice (probability p(0)² + p(1)² > 0), so it stands alone.
+    b = (2, 1): topk's child at depth 2 is p's top token, always, while wor draws it from p(·|x),
+    which gives both tokens positive probability on the binary toy: topk stands alone too."""
+    from core.analysis.budget import budget_table, law_curves, same_drafts, same_everywhere, shared_drafts
+    laws = ["iid", "wor", "topk", "greedy"]
+    assert same_drafts(BIN.draft, Shape.chains_of(2, 2), laws) == [("iid",), ("wor", "topk", "greedy")]
+    groups = same_drafts(BIN.draft, Shape.tree((2, 1)), laws)
+    assert ("topk",) in groups and ("iid",) in groups
+    assert all(0 < p < 1 for p in BIN.draft.cond((0,))) and all(0 < p < 1 for p in BIN.draft.cond((1,)))
+    tables = {n: budget_table(BIN.draft, BIN.target, n, 2) for n in (4, 5, 6)}
+    shared = shared_drafts(BIN.draft, tables)
+    # a phrase only for laws together on every shape they can all draw: never topk here (b = (2, 1))
+    phrase = same_everywhere(shared)
+    assert phrase is None or "topk" not in phrase
+    for curve in law_curves(tables, "traversal").values():           # a budget is a limit: never down
+        values = [v for _, v, _ in curve.points]
+        assert values == sorted(values)

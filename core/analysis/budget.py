@@ -389,12 +389,14 @@ class LawCurve:
     """One law's line of the budget chart for one verifier: at each budget n, the best E[τ] over every
     shape of budget **at most n** (a tree of fewer tokens fits a budget of n; at L = 2 an odd n
     admits only b = (1, n − 1) and chains are missing, so the best of exactly n zig-zags), with the
-    shapes reaching it (``points``: (n, E[τ], labels)); ``last``: the largest budget at which the law
-    draws a shape, where the line ends; ``ends``: why it draws none at the next budget of the
-    tables (that budget's refusal), None when it reaches the largest budget."""
+    shapes reaching it (``points``: (n, E[τ], their labels, each with its own budget)); ``shapes``:
+    every shape of those points; ``last``: the largest budget at which the law draws a shape, where
+    the line ends; ``ends``: why it draws none at the next budget of the tables ("at n = 7, " and that
+    budget's refusal), None when it reaches the largest budget."""
 
     law: str
     points: tuple[tuple[int, float, str], ...]
+    shapes: frozenset
     last: int | None
     ends: str | None
 
@@ -405,27 +407,28 @@ def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[str, Law
     budgets = sorted(tables)
     out = {}
     for law in LAWS:
-        best: tuple[float, list[str]] | None = None
-        points, last = [], None
+        best: tuple[float, list[tuple[Shape, int]]] | None = None
+        points, last, shapes = [], None, set()
         for n in budgets:
             cells = [(r.shape, r.cells[verifier].expected_accepted) for r in tables[n].rows if r.law == law
                      and r.refused is None and verifier in r.cells and r.cells[verifier].expected_accepted is not None]
             if cells:
                 last = n
                 here = max(v for _, v in cells)
-                labels = [f"{s.label} (n = {n})" for s, v in cells if v >= here - 1e-12]
+                labels = [(s, n) for s, v in cells if v >= here - 1e-12]
                 if best is None or here > best[0] + 1e-12:
                     best = (here, labels)
                 elif here >= best[0] - 1e-12:
                     best = (best[0], best[1] + labels)
             if best is not None:
-                points.append((n, best[0], ", ".join(best[1])))
+                points.append((n, best[0], "; ".join(f"{s.label} (n = {m})" for s, m in best[1])))
+                shapes.update(s for s, _ in best[1])
         ends = None
         if last is not None and last < budgets[-1]:
             after = next(n for n in budgets if n > last)
             refusals = [r.refused for r in tables[after].rows if r.law == law and r.refused]
-            ends = refusals[0] if refusals else f"no shape of budget {after} could be computed"
-        out[law] = LawCurve(law, tuple(p for p in points if p[0] <= (last or 0)), last, ends)
+            ends = f"at n = {after}, " + (refusals[0] if refusals else "no shape could be computed")
+        out[law] = LawCurve(law, tuple(p for p in points if p[0] <= (last or 0)), frozenset(shapes), last, ends)
     return out
 
 
@@ -456,6 +459,13 @@ def coincident_laws(curves: dict[str, LawCurve]) -> list[tuple[str, ...]]:
         else:
             groups.append([law])
     return [tuple(g) for g in groups]
+
+
+def drafted_alike(group, curve: LawCurve, shared: dict[Shape, list[tuple[str, ...]] | None]) -> list[Shape]:
+    """The shapes of ``curve`` (one law's best shapes) on which every law of ``group`` drafts the
+    same trees (``shared``: ``shared_drafts``'s groups)."""
+    return sorted((shape for shape in curve.shapes if shared.get(shape) is not None
+                   and any(set(group) <= set(g) for g in shared[shape])), key=lambda shape: shape.label)
 
 
 def same_everywhere(shared: dict[Shape, list[tuple[str, ...]] | None]) -> str | None:

@@ -3,8 +3,11 @@
 The style is set here once: ``TEMPLATE`` (fonts sized for a 1280×720 slide, ``SLIDE``), which
 ``_layout`` gives every figure, so what the page shows is what an export shows.  One colour per
 method on every page (``color``, read from the rule's own class, from a colour-blind-safe palette,
-``RULE_PALETTE``) and one marker per method (``symbol``: every registered rule its own), one grey line style per bound
-(``BOUND_STYLE``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
+``RULE_PALETTE``) and one marker per method (``symbol``: every registered rule its own), one grey
+line style and open marker per bound (``BOUND_STYLE``, ``BOUND_SYMBOLS``).  Every chart reads from the
+back row: titles wrap (``wrap``), legends lie below the plot with the rows they need (``legend_rows``),
+bars of close values are on an axis that shows their gaps (``value_range``), and an export is laid
+out for its own width (``for_width``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
 in the legend, the one drawn on top dashed, rather than one hidden under the other.
 Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
 computes an algorithm: the numbers come from ``core``.
@@ -131,9 +134,9 @@ def image(fig: go.Figure, fmt: str = "svg", width: int = SLIDE[0], height: int |
     times that size.
 
     Plotly.js's modebar downloads one format only (``CHART_CONFIG``: a PNG of the chart as shown), so
-    the slide-sized exports are rendered here by Kaleido (the figure laid out for that width first,
-    ``for_width``: a legend needs fewer rows on a wider chart), Plotly's own static-image exporter, which
-    drives a headless Chrome or Chromium (``export_browser``).  Kaleido's browser is started on the
+    the slide-sized exports are rendered here by Kaleido, Plotly's own static-image exporter, which
+    drives a headless Chrome or Chromium (``export_browser``), the figure laid out for that width
+    first (``for_width``: a legend needs fewer rows on a wider chart).  Kaleido's browser is started on the
     first export and kept for the process (about 0.25 s an export after that, about 3 s for the
     first).  Exports are serialized."""
     import warnings
@@ -173,8 +176,9 @@ def symbol(method: str) -> str:
 #: The narrowest a chart is drawn (px): the main column of a 1280×720 window with the sidebar open
 #: (820 px measured; the export, ``SLIDE``, is wider).  Titles wrap and legends are laid out for it.
 PAGE_WIDTH = 800
-#: Margins (px) left and right of the plot area.
-_MARGIN_L, _MARGIN_R = 70, 24
+#: Margins (px) around the plot area: left, right, top (and a line per line of the title), bottom
+#: (and a row per row of the legend).
+_MARGIN_L, _MARGIN_R, _MARGIN_T, _MARGIN_B = 70, 24, 24, 70
 #: Height of one legend row; the width of one character of the legend's and the title's fonts,
 #: generous (Open Sans and Arial average about 0.5 em), so that a line estimated to fit does fit.
 _LEGEND_ROW_PX, _LEGEND_CHAR_PX, _TITLE_CHAR_PX = LEGEND_SIZE + 11, LEGEND_SIZE * 0.6, TITLE_SIZE * 0.6
@@ -205,25 +209,26 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
             series: bool = True) -> go.Figure:
     """The house style (``TEMPLATE``), series that coincide marked (``mark_identical``; not in a
     diagram, ``series=False``, whose marks are meant to overlap), the title on top, wrapped to the
-    narrowest chart (``PAGE_WIDTH``) in a top margin one line taller per line, the legend at the very bottom of the figure (below the x-axis
-    title, never on it), the figure taller by the legend's rows at that width (``legend_rows``) so that
-    the plot keeps its ``height``, and the plot at least as tall as the legend; axis titles ``x`` and
-    ``y`` on every axis ("" clears them, None leaves them as they are)."""
+    narrowest chart (``PAGE_WIDTH``) in a top margin one line taller per line, the legend at the very
+    bottom of the figure (below the x-axis title, never on it), the figure taller by the legend's
+    rows at that width (``legend_rows``) so that the plot keeps its ``height``, and the plot at least
+    as tall as the legend; axis titles ``x`` and ``y`` on every axis ("" clears them, None leaves
+    them as they are)."""
     if series:
         mark_identical(fig)
     rows = legend_rows(fig)
-    title = wrap(title, PAGE_WIDTH - 24, _TITLE_CHAR_PX)
+    title = wrap(title, PAGE_WIDTH - _MARGIN_R, _TITLE_CHAR_PX)
     lines = title.count("<br>") + 1 if title else 0
     # a legend of many rows is never taller than the plot: the plot grows to the legend's height
-    height += max(0, _LEGEND_ROW_PX * rows - (height - 24 - _TITLE_LINE_PX - 70))
+    height += max(0, _LEGEND_ROW_PX * rows - (height - _MARGIN_T - _TITLE_LINE_PX - _MARGIN_B))
     fig.update_layout(template="explorer",
                       # at the top of the figure, in a top margin as tall as its lines: Plotly draws the
                       # lines of a title anchored at its bottom down into the plot, so it hangs from the top
                       title=dict(text=title, x=0.0, xanchor="left", y=1.0, yref="container", yanchor="top",
                                  pad=dict(l=12, t=22)),
                       height=height + _LEGEND_ROW_PX * rows + _TITLE_LINE_PX * max(0, lines - 1),
-                      margin=dict(l=_MARGIN_L, r=_MARGIN_R, t=24 + _TITLE_LINE_PX * lines,
-                                  b=70 + _LEGEND_ROW_PX * rows),
+                      margin=dict(l=_MARGIN_L, r=_MARGIN_R, t=_MARGIN_T + _TITLE_LINE_PX * lines,
+                                  b=_MARGIN_B + _LEGEND_ROW_PX * rows),
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0,
                                   x=0.0, xanchor="left"))
     if x is not None:   # None leaves the axes' own titles (the panels of ``tau_histograms``)
@@ -386,8 +391,9 @@ def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None
     fig = go.Figure()
     lines = [v for v in bounds.values() if v is not None and np.isfinite(v)]
     low, top = value_range([r["expected_accepted"] for r in rows] + lines)
-    bar_px = 0.8 * (PAGE_WIDTH - _MARGIN_L - _MARGIN_R) / max(1, len(rows))
-    labelled = all(v >= low + LABEL_BAND * (top - low) for v in lines) and bar_px >= 6 * 0.6 * (TICK_SIZE - 1) + 4
+    bar_px = 0.8 * (PAGE_WIDTH - _MARGIN_L - _MARGIN_R) / max(1, len(rows))     # Plotly's bars: 80% of a slot
+    label_px = len("1.0000") * 0.6 * (TICK_SIZE - 1) + 4
+    labelled = all(v >= low + LABEL_BAND * (top - low) for v in lines) and bar_px >= label_px
     for r in rows:
         lossy = r["fidelity_tv"] > LOSSLESS_TOL
         fig.add_trace(go.Bar(
@@ -515,11 +521,11 @@ def tau_histograms(exact: Mapping[str, Sequence[float]],
                 name=f"Monte Carlo, n = {n:,} (95% interval)", legendgroup="mc",
                 showlegend=not any(t.get("legendgroup") == "mc" for t in traces),   # once, on the first
                 hovertemplate=f"{short(m)} Monte Carlo<br>τ=%{{x}}: %{{y:.4f}}<extra></extra>"))
-    fig = _layout(go.Figure(data=traces, layout=layout),
-                  "Law of τ, the accepted draft tokens: exact (bars) against Monte Carlo (points with 95% intervals)",
-                  None, None, height=300 * rows + 120)
+    fig = _layout(go.Figure(data=traces, layout=layout), "Law of τ, the accepted draft tokens: exact (bars) "
+                  "against Monte Carlo (points with 95% intervals)", None, None, height=300 * rows + 120)
     # the first row's panel titles sit above the plot area: a line more of top margin for them
-    return fig.update_layout(margin_t=fig.layout.margin.t + _TITLE_LINE_PX, height=fig.layout.height + _TITLE_LINE_PX)
+    return fig.update_layout(margin_t=fig.layout.margin.t + _TITLE_LINE_PX,
+                             height=fig.layout.height + _TITLE_LINE_PX)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -925,7 +931,8 @@ def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: 
         fig.add_trace(go.Scatter(x=list(ns), y=list(values), mode="lines+markers", name=name,
                                  line=dict(color="#555555" if i == 0 else "#888888", width=2.5,
                                            dash=("dash", "dot", "dashdot")[i % 3]),
-                                 marker=dict(symbol=BUDGET_BOUND_SYMBOLS[i % len(BUDGET_BOUND_SYMBOLS)], size=10),
+                                 marker=dict(symbol=BUDGET_BOUND_SYMBOLS[i % len(BUDGET_BOUND_SYMBOLS)],
+                                             size=10),
                                  hovertemplate=f"{name}<br>n = %{{x}}<br>%{{y:.6f}}<extra></extra>"))
     fig.update_xaxes(dtick=1)
     return _layout(fig, f"E[τ] against the budget: each law's best shape of at most n drafted tokens, depth "
