@@ -130,8 +130,8 @@ def test_rule_colours_are_the_palette_and_stay_apart_for_colour_blind_eyes():
 def test_the_rules_drawn_together_differ_in_hue_family():
     """Sweeps' default three (BV, RBV, SpecTr-GBV), and the pairs that are often drawn together (RBV
     and Traversal, which often coincide; BV and Best-of-K+BV; SpecTr and SpecTr-GBV), are at least
-    60° apart in CIELAB hue, not shades of one hue: Tol's muted colours gave BV indigo (hue 298°),
-    RBV purple (330°) and SpecTr-GBV rose (9°), all purple-pink, 32° and 39° apart."""
+    60° apart in CIELAB hue, not shades of one hue: Tol's muted colours gave BV indigo (hue 305°),
+    RBV purple (333°) and SpecTr-GBV rose (13°), all purple-pink, 28° and 40° apart."""
     def apart(a, b):
         d = abs(_hue(figures.color(a)) - _hue(figures.color(b)))
         return min(d, 360 - d)
