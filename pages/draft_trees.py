@@ -229,9 +229,9 @@ L = shape.L
 st.markdown(f"At every budget n (drafted tokens) and depth L = {L}, every shape of that budget (chains K×L "
             "where n/L is whole, and every static tree b) drafted by each law and verified exactly "
             "(`core.analysis.budget`, the table of `python -m core trees`). Each law's line is its **best "
-            "shape** at each budget for the verifier chosen; the grey lines are the i.i.d.-chains LP at the "
-            "same budget (the best any verifier of K = n/L i.i.d. chains can do) and Sequoia's best top-k tree "
-            "of any shape.")
+            "shape of at most n drafted tokens** at each budget n for the verifier chosen; the grey lines are "
+            "the i.i.d.-chains LP at the same budget (the best any verifier of K = n/L i.i.d. chains can do) and "
+            "Sequoia's best top-k tree of any shape.")
 CHART_RULES = {"rrs": "rrs (top-down)", "traversal": "traversal (leaf to root)",
                "lp": "own-law LP (each law's best lossless verifier)"}
 st.session_state.setdefault("trees_chart_rule", "traversal")
@@ -274,16 +274,24 @@ else:
     bar.empty()
     for e in problems:
         st.error(text.escape_markdown(e))
-    curves = {law: [] for law in LAWS}
+    # imported here, once the chart is drawn: the page's first render does not need the budget module
+    from core.analysis.budget import coincident_laws, drafted_alike, law_curves, same_everywhere
+    lines = law_curves(tables, chart_rule) if tables else {}
+    shared = cached.shared_drafts(cfg.spec, tuple(tables), L) if tables else {}
+    curves, names, notes = {}, {}, []
+    for group in coincident_laws(lines):
+        line, name = lines[group[0]], " = ".join(group)
+        curves[group[0]] = list(line.points)
+        names[group[0]] = name + (f" (ends at n = {line.last})" if line.ends is not None else "")
+        if len(group) > 1:
+            alike = drafted_alike(group, line, shared)
+            notes.append(f"**{name}** is one line: " + (
+                "they draft the same trees, with the same probabilities, on their best shapes "
+                f"({', '.join(shape.label for shape in alike)})." if alike else "the same E[τ] from different trees."))
+        if line.ends is not None:
+            notes.append(text.escape_markdown(f"{name[:1].upper()}{name[1:]} ends at n = {line.last}: {line.ends}."))
     chains_lp, topk_tree = [], []
     for n, table in tables.items():
-        for law in LAWS:
-            cells = [(row.shape, row.cells[chart_rule]) for row in table.rows if row.law == law and
-                     row.refused is None and chart_rule in row.cells and row.cells[chart_rule].expected_accepted is not None]
-            if cells:
-                best = max(c.expected_accepted for _, c in cells)
-                at = [sh.label for sh, c in cells if c.expected_accepted >= best - 1e-12]
-                curves[law].append((n, best, ", ".join(at)))
         if table.chains_lp is not None:
             cert = table.chains_lp
             chains_lp.append((n, float(cert.exact) if cert.certified else cert.value))
@@ -291,13 +299,23 @@ else:
             topk_tree.append((n, table.topk.exact))
     bounds = {"i.i.d.-chains LP (K = n/L)": chains_lp, "best top-k tree of any shape (Sequoia)": topk_tree}
     if tables:
-        charts.chart(figures.budget_curves(curves, CHART_RULES[chart_rule], L, bounds), key="trees_budget")
+        charts.chart(figures.budget_curves(curves, CHART_RULES[chart_rule], L, bounds, names), key="trees_budget")
+        everywhere = same_everywhere(shared)
+        if everywhere:
+            st.caption(text.escape_markdown(
+                f"At V = {cfg.V}, {everywhere} draft the same trees, with the same probabilities, on every shape of "
+                "these budgets that they can draw (the law of the drafted node set compared)."))
+        if notes:
+            st.caption(" ".join(notes))
         with st.expander("What am I looking at?"):
             st.markdown(text.note(
-                "One line per draft law: at each budget n, the best E[τ] over every shape of that budget and "
-                "depth L, for the verifier chosen (hover a point for the shape, ties listed). A law missing at "
-                "some n cannot draw any shape of that budget (wor, topk and greedy need as many tokens of "
-                "positive p as they draw at a node). Compare only at equal n and L.",
+                "One line per draft law: at each budget n, the best E[τ] over every shape of at most n drafted "
+                "tokens and depth L, for the verifier chosen (hover a point for the shape and its own budget, "
+                "ties listed): a budget is a limit, and a tree of fewer tokens fits it, so a law's line never "
+                "goes down (at L = 2 an odd n allows b = (1, n − 1) alone, and the best of exactly n would "
+                "zig-zag). A line ends where the law cannot draw any shape of the next budget (wor, topk and "
+                "greedy need as many tokens of positive p as they draw at a node); laws whose lines coincide "
+                "are one line. Compare only at equal n and L.",
                 ["p, q", "τ", "E[τ]", "lossless"]))
         winners = [{"n": n, "E[τ]": w[0], "as a fraction": w[1] or "",
                     "best (shape, law)": "; ".join(f"{sh.label} {law}" for sh, law in w[2])}

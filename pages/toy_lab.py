@@ -116,7 +116,7 @@ if tab_methods.open:
 
         cols = st.columns(4)
         for c, b in zip(cols, BOUND_KEYS):
-            c.metric(figures.BOUND_STYLE[b][0], text.fmt(bounds[b]), help=BOUND_HELP[b])
+            c.metric(figures.BOUND_SHORT[b], text.fmt(bounds[b]), help=f"{figures.BOUND_STYLE[b][0]}: {BOUND_HELP[b]}")
         exact_bounds = [f"{figures.BOUND_STYLE[b][0]} = {text.fraction(v)}" for b, v in bounds.items()
                         if text.fraction(v)]
         if exact_bounds:

@@ -22,7 +22,8 @@ def test_the_lab_draws_the_binary_toy_exactly_with_plotly():
     bars = figure(at, "Expected accepted tokens")
     value = {t["name"]: t["y"][0] for t in bars["data"] if t["type"] == "bar"}
     assert value["SD"] == pytest.approx(10 / 9, abs=1e-12) and value["BV"] == pytest.approx(11 / 9, abs=1e-12)
-    labels = {t["name"]: t["text"][0] for t in bars["data"] if t["type"] == "bar"}
+    values = next(t for t in bars["data"] if t["name"] == "values")         # the labels over the bars' feet
+    labels = dict(zip(values["x"], values["text"]))
     assert (labels["SD"], labels["BV"]) == (f"{10 / 9:.4f}", f"{11 / 9:.4f}")
     # the LP optimum and the greedy relaxation are both 11/9 here: one line over the other, said so
     lp = next(t for t in bars["data"] if t["name"].startswith("LP optimum"))

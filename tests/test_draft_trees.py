@@ -295,29 +295,29 @@ def test_one_iteration_shows_specinfer_on_iid_chains_round_by_round():
 
 def _curves(at) -> dict[str, dict[int, Fraction]]:
     fig = figure(at, "against the budget")
-    out = {t["name"].split(" = ")[0].split(" (")[0]: {int(x): _frac(y) for x, y in zip(t["x"], t["y"]) if y is not None}
-           for t in fig["data"]}
-    wor = next(t for t in fig["data"] if t["name"].startswith("wor"))
-    assert wor["x"][:3] == [4, 5, 6] and wor["y"][1] is None            # no line through a budget it has no shape of
-    return out
+    return {t["name"].split(" (")[0]: {int(x): _frac(y) for x, y in zip(t["x"], t["y"]) if y is not None}
+            for t in fig["data"]}
 
 
 def test_the_budget_chart_gives_each_laws_best_shape_per_budget():
     """Budgets 4 to 6 at L = 2 on the binary toy.  Every shape of those budgets, listed by hand:
     n = 4: chains 2×2, b = (1, 3), (2, 1); n = 5: (1, 4) (only iid exists: wor, topk and greedy need
     4 distinct tokens); n = 6: chains 3×2, (1, 5), (2, 2), (3, 1) (wor, topk and greedy exist on
-    (2, 2) only).  The spec's vectors give wor, topk and greedy (16/9 at n = 4, 2 on the complete (2, 2)),
-    the i.i.d.-chains LP (131/81, 1351/729) and the best top-k tree (5/3, 2); iid's best is the
-    maximum of exact_analysis over the shapes above."""
+    (2, 2) only).  A law's point at n is its best shape of at most n tokens: wor, topk and greedy
+    give 16/9 at n = 4 and 5 (the spec's vectors; their n = 4 tree fits a budget of 5) and 2 on the
+    complete (2, 2); they coincide, so they are one line, named once; the i.i.d.-chains LP (131/81,
+    1351/729) and the best top-k tree (5/3, 2); iid's point at n is the maximum of exact_analysis over
+    the shapes of budgets up to n above."""
     at = _trees({"shape": "tree", "b": "2,2", "law": "iid", "chart_max": "6", "chart": "traversal"})
     curves = _curves(at)
-    for law in ("wor", "topk", "greedy"):
-        assert curves[law] == {4: Fraction(16, 9), 6: Fraction(2)}
+    assert curves["wor = topk = greedy"] == {4: Fraction(16, 9), 5: Fraction(16, 9), 6: Fraction(2)}
+    names = [t["name"] for t in figure(at, "against the budget")["data"]]
+    assert sum("topk" in n and "top-k" not in n for n in names) == 1       # the coincident laws: one line
     by_hand = {4: [Shape.chains_of(2, 2), Shape.tree((1, 3)), Shape.tree((2, 1))], 5: [Shape.tree((1, 4))],
                6: [Shape.chains_of(3, 2), Shape.tree((1, 5)), Shape.tree((2, 2)), Shape.tree((3, 1))]}
     iid = {n: max(exact_analysis("traversal", BIN.draft, BIN.target, shape=s, law="iid").expected_accepted
                   for s in shapes) for n, shapes in by_hand.items()}
-    assert curves["iid"] == {n: _frac(v) for n, v in iid.items()}
+    assert curves["iid"] == {n: _frac(max(v for m, v in iid.items() if m <= n)) for n in iid}
     assert curves["iid"][4] == Fraction(115, 81)                       # spec: chains 2×2 = (2, 1)
     assert curves["i.i.d.-chains LP"] == {4: Fraction(131, 81), 6: Fraction(1351, 729)}
     assert {n: v for n, v in curves["best top-k tree of any shape"].items() if n != 5} == \
@@ -325,12 +325,39 @@ def test_the_budget_chart_gives_each_laws_best_shape_per_budget():
     winners = next(d.value for d in at.dataframe if "best (shape, law)" in d.value.columns)
     assert dict(zip(winners["n"], winners["as a fraction"])) == {4: "16/9", 5: str(_frac(iid[5])), 6: "2"}
     assert "chains 2×2 wor" in winners["best (shape, law)"].iloc[0]
+    captions = " ".join(c.value for c in at.caption)
+    # computed from the node-set laws: on chains 2×2 and b = (2, 2) the three draw both tokens at every
+    # node they branch at; on b = (2, 1) topk's child is p's top token, wor's and greedy's a draw
+    assert "**wor = topk = greedy** is one line: they draft the same trees" in captions
+    assert "(b = (2, 2), chains 2×2)" in captions
+    assert "At V = 2, wor and greedy draft the same trees" in captions
 
     at.radio(key="trees_chart_rule").set_value("lp").run()               # the same tables, another column
     no_errors(at)
     curves = _curves(at)
-    assert curves["wor"] == {4: Fraction(17, 9), 6: Fraction(2)}         # spec: the LP ceiling
+    assert curves["wor = topk = greedy"] == {4: Fraction(17, 9), 5: Fraction(17, 9), 6: Fraction(2)}  # the LP ceiling
     assert curves["iid"][4] == Fraction(131, 81) and at.query_params["chart"] == "lp"
+
+
+def test_a_line_that_ends_says_why():
+    """Budgets 4 to 7: wor, topk and greedy draw no shape of 7 tokens at V = 2 (b = (1, 6) needs 6
+    distinct tokens at a node): their line ends at n = 6, its name says so, and the caption gives the
+    refusal."""
+    at = _trees({"shape": "tree", "b": "2,2", "law": "iid", "chart_max": "7", "chart": "traversal"})
+    no_errors(at)
+    names = [t["name"] for t in figure(at, "against the budget")["data"]]
+    assert "wor = topk = greedy (ends at n = 6)" in names
+    assert max(_curves(at)["iid"]) == 7
+    captions = " ".join(c.value for c in at.caption)
+    assert "Wor = topk = greedy ends at n = 6: at n = 7, the wor law needs 6 distinct tokens" in captions
+
+
+def test_budget_chart_markers_are_each_their_own():
+    from pages.ui import figures
+    fig = figures.budget_curves({law: [(4, 1.0 + i / 10, "s")] for i, law in enumerate(figures.LAW_STYLE)}, "r", 2,
+                                {"a": [(4, 2.0)], "b": [(4, 2.1)]})
+    marks = [t.marker.symbol for t in fig.data]
+    assert len(marks) == 6 and len(set(marks)) == 6
 
 
 def test_a_large_budget_chart_asks_first():
@@ -339,3 +366,25 @@ def test_a_large_budget_chart_asks_first():
     button = at.button(key="trees_chart_go")
     assert button.label.startswith("Compute the chart (about ")
     assert any("13 budgets" in i.value for i in at.info)
+
+
+def test_which_laws_draft_the_same_trees_is_computed_from_their_node_sets():
+    """``same_drafts`` on the binary toy (V = 2).  Chains 2×2: wor, topk and greedy each draw two
+    distinct tokens at the root, so both tokens, and each chain goes on i.i.d. below the root: the
+    same trees; iid can draw one token twice (probability p(0)² + p(1)² > 0), so it stands alone.
+    b = (2, 1): topk's child at depth 2 is p's top token, always, while wor draws it from p(·|x),
+    which gives both tokens positive probability on the binary toy: topk stands alone too."""
+    from core.analysis.budget import budget_table, law_curves, same_drafts, same_everywhere, shared_drafts
+    laws = ["iid", "wor", "topk", "greedy"]
+    assert same_drafts(BIN.draft, Shape.chains_of(2, 2), laws) == [("iid",), ("wor", "topk", "greedy")]
+    groups = same_drafts(BIN.draft, Shape.tree((2, 1)), laws)
+    assert ("topk",) in groups and ("iid",) in groups
+    assert all(0 < p < 1 for p in BIN.draft.cond((0,))) and all(0 < p < 1 for p in BIN.draft.cond((1,)))
+    tables = {n: budget_table(BIN.draft, BIN.target, n, 2) for n in (4, 5, 6)}
+    shared = shared_drafts(BIN.draft, tables)
+    # a phrase only for laws together on every shape they can all draw: never topk here (b = (2, 1))
+    phrase = same_everywhere(shared)
+    assert phrase is None or "topk" not in phrase
+    for curve in law_curves(tables, "traversal").values():           # a budget is a limit: never down
+        values = [v for _, v, _ in curve.points]
+        assert values == sorted(values)

@@ -87,3 +87,58 @@ def test_png_is_a_slide_at_twice_its_size():
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])                   # the IHDR chunk
     assert (width, height) == (2 * 1280, 2 * fig.layout.height)
+
+
+def _every_rule_and_bound(coincide: bool = True):
+    """E[τ] against K with every registered rule and every bound (a legend entry each), three of them
+    long, as on the binary toy, where the LP-optimal rule reaches the LP optimum and the greedy
+    relaxation equals it ("LP-optimal = LP optimum (best lossless verifier) = … here")."""
+    from core.rules.registry import REGISTRY
+    curves = {m: [(1, 1.0 + i / 100), (2, 1.1 + i / 100)] for i, m in enumerate(REGISTRY)}
+    bounds = {k: [(1, 2.0 + j / 100), (2, 2.1 + j / 100)] for j, k in enumerate(figures.BOUND_STYLE)}
+    if coincide:
+        bounds["lp_optimum"] = bounds["greedy"] = curves["lp_optimal"]
+    fig = figures.tau_vs_K(curves, bounds)
+    return fig, [t.name for t in fig.data]
+
+
+def test_an_export_is_laid_out_for_its_width_and_keeps_the_plot():
+    """The page's layout gives the legend the rows it needs at 800 px; the export, 1,280 px wide,
+    needs fewer (``for_width``), and is shorter by exactly those rows, its plot as tall.  The widest
+    name, "Acausal coupling bound (unattainable)" (37 characters: 37 · 9 + 50 = 383 px): one column in
+    706 px, a row per name; three in 1,186 px, a third as many rows (rounded up)."""
+    fig, names = _every_rule_and_bound(coincide=False)
+    assert (figures.legend_rows(fig), figures.legend_rows(fig, figures.SLIDE[0])) == (len(names), -(-len(names) // 3))
+    wide = figures.for_width(fig, figures.SLIDE[0])
+    fewer = figures.legend_rows(fig) - figures.legend_rows(fig, figures.SLIDE[0])
+    assert fewer > 0 and figures.legend_rows(wide, figures.SLIDE[0]) == figures.legend_rows(fig, figures.SLIDE[0])
+    assert fig.layout.height - wide.layout.height == fig.layout.margin.b - wide.layout.margin.b == 26 * fewer
+    assert figures.for_width(fig, figures.PAGE_WIDTH) is fig
+
+
+@pytest.mark.skipif(figures.export_browser() is None,
+                    reason="no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
+def test_an_export_draws_every_legend_entry_inside_the_image():
+    """Kaleido's SVG of the chart with every rule's and bound's legend entry (the PNG is the same drawing in pixels) holds
+    every entry, each inside the legend's box, the box inside the image, and no scrollbar (a legend
+    that scrolls shows its first entries only in a still image).  The layout before, which counted
+    the legend's rows from the names' total length, drew the last three entries below a 288-px
+    legend box, cut from the image (at 308, 331 and 354 px)."""
+    import re
+    fig, names = _every_rule_and_bound()
+    root = ET.fromstring(figures.image(fig))
+    ns = "{http://www.w3.org/2000/svg}"
+    height = float(root.get("height"))
+    legend = next(g for g in root.iter(f"{ns}g") if g.get("class") == "legend")
+    _, top = map(float, re.match(r"translate\(([-\d.]+),\s*([-\d.]+)\)", legend.get("transform")).groups())
+    box = float(next(r for r in legend.iter(f"{ns}rect") if r.get("class") == "bg").get("height"))
+    assert 0 < top and top + box <= height
+    entries = [g for g in legend.iter(f"{ns}g") if g.get("class") == "traces"]
+    texts = ["".join(t.itertext()) for g in entries for t in g.iter(f"{ns}text") if t.get("class") == "legendtext"]
+    from core.rules.registry import REGISTRY
+    assert texts == names and len(names) == len(REGISTRY) + len(figures.BOUND_STYLE)
+    for g in entries:
+        y = float(re.match(r"translate\([-\d.]+,\s*([-\d.]+)\)", g.get("transform")).group(1))
+        assert 0 < y < box
+    bars = [r for r in legend.iter(f"{ns}rect") if r.get("class") == "scrollbar"]
+    assert all(float(r.get("height") or 0) == 0 for r in bars)

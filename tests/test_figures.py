@@ -32,7 +32,7 @@ def test_tau_histograms_grid(n_methods, rows):
         x, y = layout[f"xaxis{ax}"], layout[f"yaxis{ax}"]
         assert x["domain"] == pytest.approx([c * (width + 0.04), c * (width + 0.04) + width])
         assert y["domain"] == pytest.approx([1 - r * (height + 0.16) - height, 1 - r * (height + 0.16)])
-        assert x["title"]["text"] == "τ (accepted draft tokens)" and x["anchor"] == f"y{ax}"
+        assert x["title"]["text"] == "τ" and x["anchor"] == f"y{ax}"   # a longer one runs into the next panel
         if c == 0:
             assert y["title"]["text"] == "probability" and "matches" not in y
         else:
@@ -52,7 +52,7 @@ def test_tau_histograms_grid(n_methods, rows):
 
 def test_layout_leaves_axis_titles_when_given_none():
     fig = figures.tau_histograms({"sd": [0.5, 0.5]}, {}, 10)
-    assert fig.layout.xaxis.title.text == "τ (accepted draft tokens)"
+    assert fig.layout.xaxis.title.text == "τ"
     assert fig.layout.yaxis.title.text == "probability"
     cleared = figures._layout(fig, "t", "", "")
     assert not cleared.layout.xaxis.title.text and not cleared.layout.yaxis.title.text
@@ -106,19 +106,54 @@ def _closest_pair(colours, matrix) -> float:
     return min(float(np.linalg.norm(a - b)) for i, a in enumerate(labs) for b in labs[i + 1:])
 
 
+def _hue(hex_color: str) -> float:
+    """The CIELAB hue angle (degrees) of ``hex_color`` with normal vision."""
+    _, a, b = _lab(hex_color, np.eye(3))
+    return float(np.degrees(np.arctan2(b, a)) % 360)
+
+
 def test_rule_colours_are_the_palette_and_stay_apart_for_colour_blind_eyes():
-    """Every rule's colour is one of ``RULE_PALETTE``, each its own, and under each simulated
-    dichromacy no two are closer than 12 (CIELAB ΔE; about 2.3 is a just-noticeable difference).  The
-    colours before this palette fail it: under deuteranopia Traversal's teal and OTV's magenta were
-    1.1 apart, and the leaderboard's SpecTr-GBV red against OTV magenta was the complaint."""
+    """Every registered rule's colour is one of ``RULE_PALETTE``, each its own, and with normal vision
+    and under each simulated dichromacy no two are closer than 13 (CIELAB ΔE; about 2.3 is a
+    just-noticeable difference).  The colours before Tol's palette fail it: under deuteranopia
+    Traversal's teal and OTV's magenta were 1.1 apart."""
     from core.rules.registry import REGISTRY
     colours = [cls.color for cls in REGISTRY.values()]
-    assert len(set(colours)) == len(colours) and set(colours) <= set(figures.RULE_PALETTE)
-    for name, matrix in MACHADO.items():
-        assert _closest_pair(colours, matrix) >= 12, name
+    assert len(set(colours)) == len(colours) == len(REGISTRY) and set(colours) <= set(figures.RULE_PALETTE)
+    for name, matrix in {"normal vision": np.eye(3), **MACHADO}.items():
+        assert _closest_pair(colours, matrix) >= 13, name
     before = ["#7f7f7f", "#1f77b4", "#2ca02c", "#bcbd22", "#d62728", "#9467bd", "#ff7f0e", "#00897b",
               "#c51b7d", "#5e35b1", "#111111"]
     assert _closest_pair(before, MACHADO["deuteranopia"]) < 2.3
+
+
+def test_the_rules_drawn_together_differ_in_hue_family():
+    """Sweeps' default three (BV, RBV, SpecTr-GBV), and the pairs that are often drawn together (RBV
+    and Traversal, which often coincide; BV and Best-of-K+BV; SpecTr and SpecTr-GBV), are at least
+    60° apart in CIELAB hue, not shades of one hue: Tol's muted colours gave BV indigo (hue 305°),
+    RBV purple (333°) and SpecTr-GBV rose (13°), all purple-pink, 28° and 40° apart."""
+    def apart(a, b):
+        d = abs(_hue(figures.color(a)) - _hue(figures.color(b)))
+        return min(d, 360 - d)
+    for a, b in [("bv", "rbv"), ("bv", "spectr_gbv"), ("rbv", "spectr_gbv"), ("rbv", "traversal"),
+                 ("bv", "best_of_k_bv"), ("spectr", "spectr_gbv")]:
+        assert apart(a, b) >= 60, (a, b, apart(a, b))
+    old = {"bv": "#332288", "rbv": "#aa4499", "spectr_gbv": "#cc6677"}
+    hues = sorted(_hue(c) for c in old.values())
+    assert min(hues[1] - hues[0], hues[2] - hues[1], 360 - hues[2] + hues[0]) < 60
+
+
+def test_every_rule_has_its_own_marker_and_every_bound_its_own_open_one():
+    from core.rules.registry import REGISTRY
+    marks = [figures.symbol(m) for m in REGISTRY]
+    assert len(set(marks)) == len(marks) == len(REGISTRY)
+    bounds = [figures.BOUND_SYMBOLS[k] for k in figures.BOUND_STYLE]
+    assert len(set(bounds)) == len(bounds) and all(b.endswith("-open") for b in bounds)
+    assert not set(bounds) & set(marks)
+    curves = {m: [(1, 1.0 + i / 10), (2, 1.1 + i / 10)] for i, m in enumerate(REGISTRY)}
+    fig = figures.tau_vs_K(curves, {k: [(1, 2.0 + j / 10), (2, 2.1 + j / 10)] for j, k in enumerate(figures.BOUND_STYLE)})
+    drawn = [t.marker.symbol for t in fig.data]
+    assert len(drawn) == len(set(drawn)) == len(REGISTRY) + len(figures.BOUND_STYLE)
 
 
 def _every_figure():
@@ -209,22 +244,24 @@ def test_series_that_differ_anywhere_or_lie_on_other_axes_are_not_marked():
 
 
 def test_value_labels_sit_at_the_foot_of_the_bars_below_every_bound():
-    """The E[τ] bars' labels are inside each bar at its foot, the lowest ``LABEL_BAND`` of the axis,
-    which no bound line crosses; with a bound that low the bars carry no labels (hover has them)."""
+    """The E[τ] bars' labels ("values", a text series over the bars) are inside each bar at the foot
+    of the axis, the lowest ``LABEL_BAND`` of it, which no bound line crosses; with a bound that low
+    the bars carry no labels (hover has them)."""
     rows = [{"method": "sd", "expected_accepted": 10 / 9, "fidelity_tv": 0.0},
             {"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0},
             {"method": "spectr_gbv", "expected_accepted": 4 / 3, "fidelity_tv": 0.05}]
     fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9})
     bars = [t for t in fig.data if t.type == "bar"]
-    assert [t.text[0] for t in bars] == ["1.1111", "1.2222", "1.3333"]
-    assert all(t.textposition == "inside" and t.insidetextanchor == "start" for t in bars)
-    top = fig.layout.yaxis.range[1]
-    lines = [t.y[0] for t in fig.data if t.type == "scatter"]
-    assert min(lines) > figures.LABEL_BAND * top
+    labels = next(t for t in fig.data if t.name == "values")
+    assert list(labels.text) == ["1.1111", "1.2222", "1.3333"] and list(labels.x) == [t.x[0] for t in bars]
+    low, top = fig.layout.yaxis.range
+    assert all(low < y <= low + figures.LABEL_BAND * (top - low) for y in labels.y)
+    lines = [t.y[0] for t in fig.data if t.type == "scatter" and t.mode == "lines"]
+    assert min(lines) > low + figures.LABEL_BAND * (top - low)
     assert "E[τ] = %{y:.6f}" in bars[0].hovertemplate
     assert bars[2].marker.pattern.shape == "/" and "(not lossless)" in bars[2].hovertemplate
-    low = figures.expected_tau_bars(rows, {"lp_optimum": 0.05})
-    assert all(t.text is None for t in low.data if t.type == "bar")
+    low_bound = figures.expected_tau_bars(rows, {"lp_optimum": 0.05})
+    assert not [t for t in low_bound.data if t.name == "values"]
 
 
 def test_a_band_is_a_filled_area_in_its_series_legend_group():
@@ -253,7 +290,74 @@ def test_a_band_is_a_filled_area_in_its_series_legend_group():
 def test_bounds_that_coincide_say_their_value_once():
     rows = [{"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0}]
     fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9, "greedy": 11 / 9})
-    assert [t.name for t in fig.data if t.type == "scatter"] == [
+    assert [t.name for t in fig.data if t.type == "scatter" and t.mode == "lines"] == [
         "LP optimum (best lossless verifier) = Greedy relaxation (upper bound) = 1.2222 here",
         "Acausal coupling bound (unattainable) = 1.3333",
         "Greedy relaxation (upper bound) = LP optimum (best lossless verifier) = 1.2222 here"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Every chart reads from the back row: layout properties on the figure objects
+# ------------------------------------------------------------------------------------------------
+
+def test_a_long_title_wraps_to_the_narrowest_chart_and_the_top_margin_makes_room():
+    """A title wider than ``PAGE_WIDTH`` at the title's font (0.6 em a character, generous) is broken
+    at spaces into lines that fit; the title hangs from the top of the figure (Plotly draws a title
+    anchored at its bottom down into the plot, line by line), the top margin one title line taller
+    for each line, and the figure too."""
+    assert figures.wrap("a bb ccc dddd", 10 * 6, 6) == "a bb ccc<br>dddd"        # 10 characters a line
+    assert figures.wrap("x" * 30 + " y", 60, 6) == "x" * 30 + "<br>y"           # a long word stands alone
+    assert figures.wrap("one<br>two", 600, 6) == "one<br>two"
+    long = ("Optimal lossless verifier: which output (accepted prefix s, extra y) to emit for each draft "
+            "multiset")
+    fig = figures.coupling_heatmap([((0,), (1,))], [1.0], [{((0,), 1): 1.0}])
+    lines = fig.layout.title.text.split("<br>")
+    assert " ".join(lines) == long and len(lines) == 2
+    room = (figures.PAGE_WIDTH - 24) / (figures.TITLE_SIZE * 0.6)
+    assert all(len(line) <= room for line in lines)
+    assert (fig.layout.title.yref, fig.layout.title.y, fig.layout.title.yanchor) == ("container", 1.0, "top")
+    short_one = figures.scaling_plot([2, 4], [1e-5, 2e-5], 1.0)
+    assert "<br>" not in short_one.layout.title.text
+    assert fig.layout.margin.t - short_one.layout.margin.t == figures._TITLE_LINE_PX
+
+
+def test_a_legend_of_many_entries_goes_below_the_plot_and_the_figure_grows_by_its_rows():
+    """The legend is horizontal at the bottom of the figure (container y = 0), under the x-axis
+    title; its rows are counted as Plotly lays them out (one row when every entry fits, else a grid of
+    the widest entry's width), the bottom margin and the figure grow by a row each, and the plot is
+    never shorter than the legend.  Every rule and every bound, the widest entry
+    "Acausal coupling bound (unattainable)" (37 characters: 37 · 9 + 50 = 383 px), in a plot area of
+    800 − 94 = 706 px: one column, a row per entry."""
+    from core.rules.registry import REGISTRY
+    curves = {m: [(1, 1.0 + i / 10), (2, 1.1 + i / 10)] for i, m in enumerate(REGISTRY)}
+    bounds = {k: [(1, 2.0 + j / 10), (2, 2.1 + j / 10)] for j, k in enumerate(figures.BOUND_STYLE)}
+    fig = figures.tau_vs_K(curves, bounds)
+    legend = fig.layout.legend
+    assert (legend.orientation, legend.yref, legend.y, legend.yanchor, legend.x) == ("h", "container", 0.0, "bottom", 0.0)
+    entries = len(REGISTRY) + len(figures.BOUND_STYLE)
+    assert figures.legend_rows(fig) == entries
+    assert fig.layout.margin.b == 70 + 26 * entries
+    plot = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert plot >= 26 * entries
+    two = figures.tau_vs_K({"bv": [(1, 1.0)], "sd": [(1, 0.9)]}, {})
+    assert figures.legend_rows(two) == 1 and two.layout.margin.b == 70 + 26
+
+
+def test_bars_of_close_values_do_not_start_at_zero():
+    """E[τ] 1.40 against 1.62 with bounds up to 1.8: the y-axis runs from half the spread below the
+    smallest value (1.40 − 0.2 = 1.2) to 12% of the spread above the largest (1.8 + 0.048), so the
+    bars differ by a third of the axis rather than a ninth; the bound lines spread over the upper
+    part.  Values far apart (0.5 and 1.5) start at 0; equal values too."""
+    rows = [{"method": "sd", "expected_accepted": 1.40, "fidelity_tv": 0.0},
+            {"method": "bv", "expected_accepted": 1.62, "fidelity_tv": 0.0}]
+    fig = figures.expected_tau_bars(rows, {"lp_optimum": 1.7, "acausal": 1.8})
+    assert list(fig.layout.yaxis.range) == pytest.approx([1.2, 1.848])
+    assert (1.62 - 1.40) / (1.848 - 1.2) > 0.33
+    labels = next(t for t in fig.data if t.name == "values")
+    assert list(labels.text) == ["1.4000", "1.6200"] and labels.y[0] > 1.2 and labels.mode == "text"
+    assert [t.y[0] for t in fig.data if t.type == "bar"] == [1.40, 1.62]        # the bars keep their values
+    assert figures.value_range([0.5, 1.5]) == [0.0, pytest.approx(1.62)]
+    assert figures.value_range([1.3, 1.3]) == [0.0, pytest.approx(1.3 * 1.12)]
+    claims = figures.claim_values({"spectr_gbv": 1.41, "claimed_cic": 1.52}, "t", "E[τ]")
+    assert claims.layout.yaxis.range[0] > 1.0 and claims.data[0].cliponaxis is False
+    assert claims.layout.yaxis.range[1] >= 1.52 + 0.3 * 0.11 - 1e-12     # room for the label above

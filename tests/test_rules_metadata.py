@@ -98,7 +98,7 @@ def test_figures_read_colour_and_short_name_from_the_rule():
     for cls in RULES:
         assert (figures.color(cls.name), figures.short(cls.name)) == (cls.color, cls.short)
     assert (figures.color("autoregressive"), figures.short("autoregressive")) == ("#444444", "Target alone")
-    assert (figures.color("bv"), figures.short("best_of_k_bv")) == ("#332288", "Best-of-K+BV")
+    assert (figures.color("bv"), figures.short("best_of_k_bv")) == ("#0072b2", "Best-of-K+BV")
     with pytest.raises(KeyError):
         figures.color("no_such_rule")
     with pytest.raises(KeyError):

@@ -350,3 +350,141 @@ def budget_table(draft: ToyModel, target: ToyModel, budget: int, L: int, *,
         topk, topk_refused = None, _one_line(exc)
     return BudgetTable(budget, L, draft.V, tuple(rows), K, chains_lp, chains_refused, topk, topk_refused)
 
+
+
+# ------------------------------------------------------------------------------------------------
+# The budget chart: one line per law across budgets
+# ------------------------------------------------------------------------------------------------
+
+#: Laws whose node sets take more coin outcomes than this to enumerate are not compared
+#: (``same_drafts``): at V = 2 and n ≤ 16 every shape a distinct-token law draws takes at most 15.
+SAME_DRAFTS_OUTCOMES = 5000
+
+
+def same_drafts(draft: ToyModel, shape: Shape, laws) -> list[tuple[str, ...]] | None:
+    """``laws`` grouped by the law of the node set they draft on ``shape`` (``node_set_law``: P(node
+    set = t) for every t): laws of one group draft the same trees with the same probabilities (to
+    1e-12), so every verifier has the same E[τ] under each.  None when a law's node sets take more
+    than ``SAME_DRAFTS_OUTCOMES`` coin outcomes to enumerate."""
+    from core.data.coins import TooManyOutcomes
+    from core.data.drafting import node_set_law
+    try:
+        found = {law: node_set_law(draft.cond, shape, law, max_outcomes=SAME_DRAFTS_OUTCOMES) for law in laws}
+    except TooManyOutcomes:
+        return None
+    groups: list[list[str]] = []
+    for law, sets in found.items():
+        for g in groups:
+            other = found[g[0]]
+            if other.keys() == sets.keys() and all(abs(other[t] - sets[t]) <= 1e-12 for t in sets):
+                g.append(law)
+                break
+        else:
+            groups.append([law])
+    return [tuple(g) for g in groups]
+
+
+@dataclass(frozen=True)
+class LawCurve:
+    """One law's line of the budget chart for one verifier: at each budget n, the best E[τ] over every
+    shape of budget **at most n** (a tree of fewer tokens fits a budget of n; at L = 2 an odd n
+    admits only b = (1, n − 1) and chains are missing, so the best of exactly n zig-zags), with the
+    shapes reaching it (``points``: (n, E[τ], their labels, each with its own budget)); ``shapes``:
+    every shape of those points; ``last``: the largest budget at which the law draws a shape, where
+    the line ends; ``ends``: why it draws none at the next budget of the tables ("at n = 7, " and that
+    budget's refusal), None when it reaches the largest budget."""
+
+    law: str
+    points: tuple[tuple[int, float, str], ...]
+    shapes: frozenset
+    last: int | None
+    ends: str | None
+
+
+def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[str, LawCurve]:
+    """Every law's ``LawCurve`` of ``verifier`` (a column of ``VERIFIERS``) over ``tables`` (budget →
+    its table, one depth L)."""
+    budgets = sorted(tables)
+    out = {}
+    for law in LAWS:
+        best: tuple[float, list[tuple[Shape, int]]] | None = None
+        points, last, shapes = [], None, set()
+        for n in budgets:
+            cells = [(r.shape, r.cells[verifier].expected_accepted) for r in tables[n].rows if r.law == law
+                     and r.refused is None and verifier in r.cells and r.cells[verifier].expected_accepted is not None]
+            if cells:
+                last = n
+                here = max(v for _, v in cells)
+                labels = [(s, n) for s, v in cells if v >= here - 1e-12]
+                if best is None or here > best[0] + 1e-12:
+                    best = (here, labels)
+                elif here >= best[0] - 1e-12:
+                    best = (best[0], best[1] + labels)
+            if best is not None:
+                points.append((n, best[0], "; ".join(f"{s.label} (n = {m})" for s, m in best[1])))
+                shapes.update(s for s, _ in best[1])
+        ends = None
+        if last is not None and last < budgets[-1]:
+            after = next(n for n in budgets if n > last)
+            refusals = [r.refused for r in tables[after].rows if r.law == law and r.refused]
+            ends = f"at n = {after}, " + (refusals[0] if refusals else "no shape could be computed")
+        out[law] = LawCurve(law, tuple(p for p in points if p[0] <= (last or 0)), frozenset(shapes), last, ends)
+    return out
+
+
+def shared_drafts(draft: ToyModel, tables: dict[int, "BudgetTable"]) -> dict[Shape, list[tuple[str, ...]] | None]:
+    """For every shape of ``tables`` that two laws or more can draw, those laws grouped by the trees
+    they draft (``same_drafts``)."""
+    out = {}
+    for n in sorted(tables):
+        drawn: dict[Shape, list[str]] = {}
+        for r in tables[n].rows:
+            if r.refused is None:
+                drawn.setdefault(r.shape, []).append(r.law)
+        out.update({shape: same_drafts(draft, shape, laws) for shape, laws in drawn.items() if len(laws) > 1})
+    return out
+
+
+def coincident_laws(curves: dict[str, LawCurve]) -> list[tuple[str, ...]]:
+    """The laws of ``curves`` grouped by their lines (every law once, in ``curves``' order): laws of
+    one group have points at the same budgets with E[τ] within 1e-12 of each other's."""
+    groups: list[list[str]] = []
+    for law, c in curves.items():
+        for g in groups:
+            other = curves[g[0]].points
+            if len(other) == len(c.points) and all(
+                    a[0] == b[0] and abs(a[1] - b[1]) <= 1e-12 for a, b in zip(other, c.points)):
+                g.append(law)
+                break
+        else:
+            groups.append([law])
+    return [tuple(g) for g in groups]
+
+
+def drafted_alike(group, curve: LawCurve, shared: dict[Shape, list[tuple[str, ...]] | None]) -> list[Shape]:
+    """The shapes of ``curve`` (one law's best shapes) on which every law of ``group`` drafts the
+    same trees (``shared``: ``shared_drafts``'s groups)."""
+    return sorted((shape for shape in curve.shapes if shared.get(shape) is not None
+                   and any(set(group) <= set(g) for g in shared[shape])), key=lambda shape: shape.label)
+
+
+def same_everywhere(shared: dict[Shape, list[tuple[str, ...]] | None]) -> str | None:
+    """The laws that draft the same trees on every shape of ``shared`` (``shared_drafts``) that they
+    can all draw, as a phrase ("wor, topk and greedy"), when two or more do on at least one shape and
+    every shape was compared; None otherwise."""
+    if not shared or any(groups is None for groups in shared.values()):
+        return None
+    laws = [law for law in LAWS if any(law in g for groups in shared.values() for g in groups)]
+    together = []
+    for law in laws:
+        mates = [m for m in laws if m != law and all(
+            any(law in g and m in g for g in groups) for groups in shared.values()
+            if any(law in g for g in groups) and any(m in g for g in groups))
+            and any(any(law in g and m in g for g in groups) for groups in shared.values())]
+        if mates and not together:
+            together = [law, *mates]
+    if len(together) < 2 or not all(
+            any(a in g and b in g for g in groups) for groups in shared.values() for a in together for b in together
+            if any(a in g for g in groups) and any(b in g for g in groups)):
+        return None
+    return ", ".join(together[:-1]) + " and " + together[-1]

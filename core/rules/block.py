@@ -186,7 +186,7 @@ class BV(Verifier):
     name = "bv"
     short = "BV"
     label = "block verification"
-    color = "#332288"  # indigo
+    color = "#0072b2"  # blue
     summary = ("One draft, checked as a block: a later token that q likes more than p can rescue an "
                "earlier one and the longest passing prefix wins; the best possible rule for a single draft.")
     source = "Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami, Suresh, ICLR 2025"

@@ -30,7 +30,7 @@ class RBV(Verifier):
     name = "rbv"
     short = "RBV"
     label = "recursive block verification"
-    color = "#aa4499"  # purple
+    color = "#009e73"  # bluish green
     summary = ("Block verification on each draft in turn, starting where the previous draft stopped and "
                "verifying against the residual; lossless by induction.")
     source = "derived in this project (docs/maths.md): recursive block verification"

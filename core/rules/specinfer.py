@@ -133,7 +133,7 @@ class SpecInfer(TreeWalkVerifier):
     name = "specinfer"
     short = "SpecInfer"
     label = "recursive rejection sampling"
-    color = "#999933"  # olive
+    color = "#ddcc77"  # sand
     summary = ("K drafts, walked down the draft tree; at each node recursive rejection sampling tries "
                "the drafted tokens one after another.")
     source = "Miao et al. 2024 (SpecInfer); Yang et al. 2024 (multi-candidate SD)"

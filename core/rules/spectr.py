@@ -100,7 +100,7 @@ class SpecTr(TreeWalkVerifier):
     name = "spectr"
     short = "SpecTr"
     label = "K-SEQ"
-    color = "#117733"  # green
+    color = "#56b4e9"  # sky blue
     summary = ("K drafts, walked down the draft tree; at each node an optimal-transport coupling (K-SEQ) "
                "decides which drafted token to keep.")
     source = "Sun, Suresh, Ro, Beirami, Jain, Yu, NeurIPS 2023"

@@ -171,7 +171,7 @@ class SpecTrGBV(Verifier):
     name = "spectr_gbv"
     short = "SpecTr-GBV"
     label = "as released"
-    color = "#cc6677"  # rose
+    color = "#d55e00"  # vermillion
     summary = ("K drafts with block-level acceptance probabilities built from C(s) = q(s)·[1 − (1 − m(s))^K], "
                "as released; its claims are measured on the Claims page.")
     source = "Lin, Sheng, Cai, Zhou 2026"

@@ -92,7 +92,7 @@ class TDOptimal(Verifier):
     name = "td_optimal"
     short = "TD-optimal"
     label = "best top-down coupling"
-    color = "#88ccee"  # cyan
+    color = "#332288"  # indigo
     summary = ("Walk down the draft tree; at each node emit the token by the coupling of the alive "
                "drafts with the target that maximises the expected accepted length below it, solved "
                "bottom-up as one small linear program per node and draft count (toy models only).")

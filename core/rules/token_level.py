@@ -42,7 +42,7 @@ class SD(Verifier):
     name = "sd"
     short = "SD"
     label = "token-level speculative sampling"
-    color = "#ddcc77"  # sand
+    color = "#999933"  # olive
     summary = ("One draft, checked token by token: accept x_i with probability min(1, q/p), stop at "
                "the first rejection, then draw a correction from (q − p)₊.")
     source = "Leviathan, Kalman, Matias 2023; Chen et al. 2023"

@@ -36,7 +36,7 @@ class Traversal(TraversalVerifier):
     name = "traversal"
     short = "Traversal"
     label = "leaf-to-root traversal of the draft tree"
-    color = "#44aa99"  # teal
+    color = "#cc79a7"  # reddish purple
     summary = ("Walk the draft tree from the leaves up, children in order of first appearance, "
                "accepting a subtree with a weight that carries over to its siblings and parent.")
     source = "Weng et al., NeurIPS 2025 (arXiv 2505.12398)"

@@ -116,7 +116,7 @@ class Typical(Verifier):
     name = "typical"
     short = "Typical"
     label = "Medusa's typical acceptance (lossy)"
-    color = "#e377c2"  # pink
+    color = "#117733"  # green
     summary = ("Accept the longest drafted path whose every token has target probability above "
                "min(ε, δ·exp(−entropy)), the most likely on ties, then add the target's most "
                "probable next token.")

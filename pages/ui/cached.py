@@ -333,6 +333,15 @@ def budget_table(spec: str, budget: int, L: int, progress: Callable[[int, int, s
     return tables[key]
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def shared_drafts(spec: str, budgets: tuple[int, ...], L: int) -> dict:
+    """Per shape of these budgets' tables (``budget_table``), the laws that can draw it grouped by the
+    trees they draft (``core.analysis.budget.shared_drafts``)."""
+    from core.analysis.budget import shared_drafts as compute
+    draft, _ = models(spec)
+    return compute(draft, {n: budget_table(spec, n, L) for n in budgets})
+
+
 def table_seconds_limit() -> float:
     """The longest table ``budget_table`` agrees to compute (``core.analysis.budget.TABLE_SECONDS``)."""
     from core.analysis.budget import TABLE_SECONDS

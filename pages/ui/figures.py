@@ -3,8 +3,11 @@
 The style is set here once: ``TEMPLATE`` (fonts sized for a 1280×720 slide, ``SLIDE``), which
 ``_layout`` gives every figure, so what the page shows is what an export shows.  One colour per
 method on every page (``color``, read from the rule's own class, from a colour-blind-safe palette,
-``RULE_PALETTE``) and one marker per method (``symbol``), one grey line style per bound
-(``BOUND_STYLE``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
+``RULE_PALETTE``) and one marker per method (``symbol``: every registered rule its own), one grey
+line style and open marker per bound (``BOUND_STYLE``, ``BOUND_SYMBOLS``).  Every chart reads from the
+back row: titles wrap (``wrap``), legends lie below the plot with the rows they need (``legend_rows``),
+bars of close values are on an axis that shows their gaps (``value_range``), and an export is laid
+out for its own width (``for_width``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
 in the legend, the one drawn on top dashed, rather than one hidden under the other.
 Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
 computes an algorithm: the numbers come from ``core``.
@@ -38,13 +41,20 @@ FONT_SIZE, TICK_SIZE, LEGEND_SIZE, AXIS_TITLE_SIZE, TITLE_SIZE = 16, 15, 15, 17,
 MIN_LABEL_SIZE = 12
 
 #: Paul Tol's "muted" scheme (https://personal.sron.nl/~pault/, "Colour schemes"): nine colours that
-#: stay distinct with every common colour-vision deficiency; with black and Okabe and Ito's orange
-#: (of the colours tried, the one that kept the eleven nearly as far apart, simulated, as Tol's nine)
-#: and a pink for the twelfth rule, Medusa's lossy `typical` (ΔE ≥ 14 from the other eleven, with
-#: normal vision and every simulated dichromacy), the rules' palette: every rule's ``color`` (``core/rules/*.py``) is one of these, each its own
-#: (``tests/test_figures.py`` simulates the three kinds of colour blindness on them).
+#: stay distinct with every common colour-vision deficiency; the figures that draw no rule (draft
+#: laws, budgets) take their colours from it.
 TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "#44aa99", "#999933", "#aa4499")
-RULE_PALETTE = TOL_MUTED + ("#000000", "#e69f00", "#e377c2", "#9922ff", "#8877ee", "#442200")  # the last three: released ports, ΔE ≥ 23 from the rest (simulated dichromacies)
+#: Okabe and Ito's colour-blind-safe scheme ("Color Universal Design", 2008) without its yellow, too
+#: pale on white: black, orange, sky blue, bluish green, blue, vermillion, reddish purple.
+OKABE_ITO = ("#000000", "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7")
+#: The rules' palette: Okabe and Ito's seven and five of Tol's muted colours (wine, olive, indigo,
+#: sand, green), every rule's ``color`` (``core/rules/*.py``) one of these, each its own.  Any two
+#: stay at least ΔE 13 apart (CIELAB) with normal vision and with each simulated dichromacy
+#: (``tests/test_figures.py``), and the rules most often drawn together differ in hue family, not
+#: only in shade: BV blue, RBV bluish green, SpecTr-GBV vermillion (Sweeps' default three), RBV
+#: against Traversal (green against reddish purple: they often coincide), BV against Best-of-K+BV
+#: (blue against orange).
+RULE_PALETTE = OKABE_ITO + ("#882255", "#999933", "#332288", "#ddcc77", "#117733", "#9922ff", "#8877ee", "#442200")
 
 # White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
 # itself carries defaults for every trace type, and building it imported about 140 more modules on
@@ -71,7 +81,7 @@ _BASELINE = {"autoregressive": ("#444444", "Target alone")}
 #: One marker per series, in the registry's order, so that lines tell the rules apart without colour
 #: too (a print in black and white, a projector that washes colours out).
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "pentagon",
-           "hexagon", "star-triangle-up")
+           "hexagon", "star-triangle-up", "hourglass", "triangle-left", "star-diamond", "bowtie")
 
 #: Bounds: (legend name, colour, dash): greys, so that colour always means a rule; the dash tells
 #: them apart.
@@ -81,6 +91,12 @@ BOUND_STYLE: dict[str, tuple[str, str, str]] = {
     "claimed_cic": ("Claimed E_CIC (SpecTr-GBV paper)", "#555555", "dot"),
     "greedy": ("Greedy relaxation (upper bound)", "#888888", "dashdot"),
 }
+#: Each bound's marker: open, so that a bound's point never reads as a rule's.
+BOUND_SYMBOLS = {"lp_optimum": "diamond-open", "acausal": "square-open", "claimed_cic": "star-open",
+                 "greedy": "triangle-down-open"}
+#: Each bound's name where a line's worth of room is all there is (a metric's label).
+BOUND_SHORT = {"lp_optimum": "LP optimum", "acausal": "Acausal bound", "claimed_cic": "Claimed E_CIC",
+               "greedy": "Greedy relaxation"}
 
 #: The draft tree's nodes: Okabe and Ito's bluish green and vermillion for accepted and rejected (a
 #: pair that red-green colour blindness keeps apart; rejected nodes are crosses as well).
@@ -119,7 +135,8 @@ def image(fig: go.Figure, fmt: str = "svg", width: int = SLIDE[0], height: int |
 
     Plotly.js's modebar downloads one format only (``CHART_CONFIG``: a PNG of the chart as shown), so
     the slide-sized exports are rendered here by Kaleido, Plotly's own static-image exporter, which
-    drives a headless Chrome or Chromium (``export_browser``).  Kaleido's browser is started on the
+    drives a headless Chrome or Chromium (``export_browser``), the figure laid out for that width
+    first (``for_width``: a legend needs fewer rows on a wider chart).  Kaleido's browser is started on the
     first export and kept for the process (about 0.25 s an export after that, about 3 s for the
     first).  Exports are serialized."""
     import warnings
@@ -136,6 +153,7 @@ def image(fig: go.Figure, fmt: str = "svg", width: int = SLIDE[0], height: int |
         if not _EXPORT_SERVER:
             kaleido.start_sync_server(silence_warnings=True)
             _EXPORT_SERVER.append(True)
+        fig = for_width(fig, width)
         return fig.to_image(format=fmt, width=width, height=height or fig.layout.height or SLIDE[1],
                             scale=PNG_SCALE if fmt == "png" else None)
 
@@ -155,24 +173,62 @@ def symbol(method: str) -> str:
     return "circle-open" if method in _BASELINE else SYMBOLS[list(REGISTRY).index(method) % len(SYMBOLS)]
 
 
-#: Height of one legend row, and the width of one character of the legend's font (px, an average).
-_LEGEND_ROW_PX, _LEGEND_CHAR_PX = LEGEND_SIZE + 11, LEGEND_SIZE * 0.55
+#: The narrowest a chart is drawn (px): the main column of a 1280×720 window with the sidebar open
+#: (820 px measured; the export, ``SLIDE``, is wider).  Titles wrap and legends are laid out for it.
+PAGE_WIDTH = 800
+#: Margins (px) around the plot area: left, right, top (and a line per line of the title), bottom
+#: (and a row per row of the legend).
+_MARGIN_L, _MARGIN_R, _MARGIN_T, _MARGIN_B = 70, 24, 24, 70
+#: Height of one legend row; the width of one character of the legend's and the title's fonts,
+#: generous (Open Sans and Arial average about 0.5 em), so that a line estimated to fit does fit.
+_LEGEND_ROW_PX, _LEGEND_CHAR_PX, _TITLE_CHAR_PX = LEGEND_SIZE + 11, LEGEND_SIZE * 0.6, TITLE_SIZE * 0.6
+#: Plotly's legend entry beside its text (px): the swatch, the gap to the text, the gap to the next.
+_LEGEND_ENTRY_PX = 50
+#: Height of one line of the title (px).
+_TITLE_LINE_PX = round(TITLE_SIZE * 1.3)
+
+
+def wrap(text: str, width_px: float, char_px: float) -> str:
+    """``text`` broken into lines (``<br>``) at spaces, each at most ``width_px`` wide at ``char_px``
+    a character; lines already broken stay so, and a word longer than a line stands alone."""
+    most = max(8, int(width_px // char_px))
+    lines: list[str] = []
+    for part in (text or "").split("<br>"):
+        line = ""
+        for word in part.split(" "):
+            if line and len(line) + 1 + len(word) > most:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br>".join(lines)
 
 
 def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: int = 420,
             series: bool = True) -> go.Figure:
     """The house style (``TEMPLATE``), series that coincide marked (``mark_identical``; not in a
-    diagram, ``series=False``, whose marks are meant to overlap), the title on top, the legend at the
-    very bottom of the figure (below the x-axis title, never on it); axis titles ``x`` and ``y`` on
-    every axis ("" clears them, None leaves them as they are)."""
+    diagram, ``series=False``, whose marks are meant to overlap), the title on top, wrapped to the
+    narrowest chart (``PAGE_WIDTH``) in a top margin one line taller per line, the legend at the very
+    bottom of the figure (below the x-axis title, never on it), the figure taller by the legend's
+    rows at that width (``legend_rows``) so that the plot keeps its ``height``, and the plot at least
+    as tall as the legend; axis titles ``x`` and ``y`` on every axis ("" clears them, None leaves
+    them as they are)."""
     if series:
         mark_identical(fig)
-    rows = _legend_rows(fig)
+    rows = legend_rows(fig)
+    title = wrap(title, PAGE_WIDTH - _MARGIN_R, _TITLE_CHAR_PX)
+    lines = title.count("<br>") + 1 if title else 0
+    # a legend of many rows is never taller than the plot: the plot grows to the legend's height
+    height += max(0, _LEGEND_ROW_PX * rows - (height - _MARGIN_T - _TITLE_LINE_PX - _MARGIN_B))
     fig.update_layout(template="explorer",
-                      title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top", pad=dict(l=12)),
-                      height=height + _LEGEND_ROW_PX * rows,
-                      margin=dict(l=70, r=24, t=96 if "<br>" in (title or "") else 72,
-                                  b=70 + _LEGEND_ROW_PX * rows),
+                      # at the top of the figure, in a top margin as tall as its lines: Plotly draws the
+                      # lines of a title anchored at its bottom down into the plot, so it hangs from the top
+                      title=dict(text=title, x=0.0, xanchor="left", y=1.0, yref="container", yanchor="top",
+                                 pad=dict(l=12, t=22)),
+                      height=height + _LEGEND_ROW_PX * rows + _TITLE_LINE_PX * max(0, lines - 1),
+                      margin=dict(l=_MARGIN_L, r=_MARGIN_R, t=_MARGIN_T + _TITLE_LINE_PX * lines,
+                                  b=_MARGIN_B + _LEGEND_ROW_PX * rows),
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0,
                                   x=0.0, xanchor="left"))
     if x is not None:   # None leaves the axes' own titles (the panels of ``tau_histograms``)
@@ -182,9 +238,11 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
     return fig
 
 
-def _legend_rows(fig: go.Figure, width_px: int = 760) -> int:
-    """How many rows the horizontal legend takes in a chart ``width_px`` wide (an estimate from the
-    names' lengths: a swatch and a gap are about six characters)."""
+def legend_rows(fig: go.Figure, width_px: int = PAGE_WIDTH) -> int:
+    """How many rows the horizontal legend takes in a chart ``width_px`` wide: its entries (one per
+    name), each its text (at ``_LEGEND_CHAR_PX`` a character) and ``_LEGEND_ENTRY_PX``, laid out as
+    Plotly lays them: one row when all fit the plot area's width, else a grid whose columns are as
+    wide as the widest entry."""
     names = []
     for t in fig.data:
         if t.showlegend is False or not t.name or t.name in names:
@@ -192,8 +250,39 @@ def _legend_rows(fig: go.Figure, width_px: int = 760) -> int:
         names.append(t.name)
     if not names:
         return 0
-    chars = sum(len(n) + 6 for n in names)
-    return max(1, -(-int(chars * _LEGEND_CHAR_PX) // width_px))
+    room = width_px - _MARGIN_L - _MARGIN_R
+    entries = [len(n) * _LEGEND_CHAR_PX + _LEGEND_ENTRY_PX for n in names]
+    if sum(entries) <= room:
+        return 1
+    columns = max(1, int(room // max(entries)))
+    return -(-len(names) // columns)
+
+
+def for_width(fig: go.Figure, width: int) -> go.Figure:
+    """``fig`` (laid out by ``_layout`` for ``PAGE_WIDTH``) laid out for a chart ``width`` px wide: its
+    horizontal legend's rows counted again at that width (``legend_rows``), the bottom margin and the
+    height shorter by the rows it no longer needs, the plot's height kept.  ``fig`` itself is left
+    as it is."""
+    fewer = legend_rows(fig) - legend_rows(fig, width)
+    if fewer <= 0 or fig.layout.legend.orientation != "h" or not fig.layout.height:
+        return fig
+    return go.Figure(fig).update_layout(height=fig.layout.height - _LEGEND_ROW_PX * fewer,
+                                        margin_b=fig.layout.margin.b - _LEGEND_ROW_PX * fewer)
+
+
+def value_range(values: Sequence[float], headroom: float = 0.12) -> list[float]:
+    """A y-axis range for bars of close values: from somewhat below the smallest (half the spread
+    below it, never below 0) to ``headroom`` of the spread above the largest, so that 1.40 and 1.62
+    differ on the slide as they do in the numbers; from 0 when the values are far apart (the half
+    spread below the smallest reaches 0) or all equal."""
+    vals = [float(v) for v in values if v is not None and np.isfinite(v)]
+    if not vals:
+        return [0.0, 1.0]
+    lo, hi = min(vals), max(vals)
+    spread = hi - lo
+    if spread <= 1e-12 * max(1.0, abs(hi)):
+        return [0.0, hi * (1 + headroom) if hi > 0 else 1.0]
+    return [max(0.0, lo - 0.5 * spread), hi + headroom * spread]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -291,24 +380,26 @@ def _ink(fill: str) -> str:
 def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None]) -> go.Figure:
     """Bars: exact E[τ] per method; horizontal lines: the bounds that could be computed.
 
-    Each bar's value is written inside it at its foot, where no bound line passes (every bound is
-    at least the LP optimum, far above the foot; else no labels, ``LABEL_BAND``), and dropped where
-    it does not fit the bar (``TEMPLATE``'s ``uniformtext``); hover always gives it, to six places.
+    The y-axis spans the values (``value_range``): close values, 1.40 against 1.62, look as far
+    apart as they are, and the bound lines spread out above the bars instead of bunching at the top.
+    Each bar's value is written inside it at the foot of the axis (a text series, "values", since
+    a bar's own inside label sits at 0, below the axis), where no bound line passes (every bound is
+    at least the LP optimum, far above the foot; else no labels, ``LABEL_BAND``), and only when the
+    bars are wide enough for it at ``PAGE_WIDTH``; hover always gives it, to six places.
 
     rows: dicts with keys method, expected_accepted, fidelity_tv."""
     fig = go.Figure()
     lines = [v for v in bounds.values() if v is not None and np.isfinite(v)]
-    top = max([r["expected_accepted"] for r in rows] + lines + [0.1]) * 1.08
-    labelled = all(v >= LABEL_BAND * top for v in lines)
+    low, top = value_range([r["expected_accepted"] for r in rows] + lines)
+    bar_px = 0.8 * (PAGE_WIDTH - _MARGIN_L - _MARGIN_R) / max(1, len(rows))     # Plotly's bars: 80% of a slot
+    label_px = len("1.0000") * 0.6 * (TICK_SIZE - 1) + 4
+    labelled = all(v >= low + LABEL_BAND * (top - low) for v in lines) and bar_px >= label_px
     for r in rows:
         lossy = r["fidelity_tv"] > LOSSLESS_TOL
         fig.add_trace(go.Bar(
             x=[short(r["method"])], y=[r["expected_accepted"]], name=short(r["method"]), showlegend=False,
             marker=dict(color=color(r["method"]), pattern=dict(shape="/" if lossy else "", fillmode="overlay",
                                                                    solidity=0.2)),
-            text=[f"{r['expected_accepted']:.4f}"] if labelled else None,
-            textposition="inside", insidetextanchor="start", textangle=0,
-            insidetextfont=dict(color=_ink(color(r["method"]))),
             hovertemplate=(f"{short(r['method'])}<br>E[τ] = %{{y:.6f}}<br>"
                            f"fidelity error (TV) = {r['fidelity_tv']:.2e}"
                            f"{' (not lossless)' if lossy else ''}<extra></extra>")))
@@ -320,7 +411,13 @@ def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None
             x=[short(r["method"]) for r in rows], y=[value] * len(rows), mode="lines",
             name=f"{name} = {value:.4f}", line=dict(color=col, dash=dash, width=2.5),
             hovertemplate=f"{name}: {value:.6f}<extra></extra>"))
-    fig.update_yaxes(range=[0, top])
+    if labelled:
+        fig.add_trace(go.Scatter(
+            x=[short(r["method"]) for r in rows], y=[low + 0.02 * (top - low)] * len(rows), mode="text",
+            text=[f"{r['expected_accepted']:.4f}" for r in rows], textposition="top center",
+            textfont=dict(size=TICK_SIZE - 1, color=[_ink(color(r["method"])) for r in rows]),
+            hoverinfo="skip", showlegend=False, name="values", cliponaxis=False))
+    fig.update_yaxes(range=[low, top])
     return _layout(fig, "Expected accepted tokens per iteration E[τ] (exact), with bounds",
                    "method (hatched = not lossless)", "E[τ] (exact)", height=440)
 
@@ -344,7 +441,7 @@ def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
         ks, vals = zip(*pts)
         name, col, dash = BOUND_STYLE[key]
         fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=name,
-                                 marker=dict(symbol="diamond-open", size=10),
+                                 marker=dict(symbol=BOUND_SYMBOLS[key], size=10),
                                  line=dict(color=col, dash=dash, width=2.5),
                                  hovertemplate=f"{name}<br>K = %{{x}}<br>%{{y:.5f}}<extra></extra>"))
     if current_K is not None:
@@ -376,7 +473,7 @@ def coupling_heatmap(multisets: Sequence[Sequence[Sequence[int]]], probabilities
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category")
     return _layout(fig, "Optimal lossless verifier: which output (accepted prefix s, extra y) to emit for each draft multiset",
-                   "output s·y (accepted prefix · extra token)", "draft multiset m (most likely first)",
+                   "output s·y (accepted prefix · extra token)", "draft multiset m<br>(most likely first)",
                    height=max(360, 22 * len(order) + 160))
 
 
@@ -384,7 +481,9 @@ def tau_histograms(exact: Mapping[str, Sequence[float]],
                    mc: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
                    n: int) -> go.Figure:
     """One panel per method, four to a row: the exact law of τ (bars) and the Monte Carlo
-    frequencies with 95 % Wilson intervals (points); the panels of a row share their y-axis.
+    frequencies with 95 % Wilson intervals (points); the panels of a row share their y-axis.  Each
+    panel's x-axis is titled "τ" alone (the figure's title says what τ is): a longer title is wider
+    than a panel of a 800-px chart and runs into its neighbour's.
 
     The grid is laid out here rather than by ``plotly.subplots.make_subplots``, and the figure is
     built from plain dicts in one go: with seven methods that took 0.17 s of the server's time on
@@ -402,7 +501,7 @@ def tau_histograms(exact: Mapping[str, Sequence[float]],
         x0, y1 = round(c * (width + h_gap), 12), round(1 - r * (height + v_gap), 12)
         row_y = "y" if r == 0 else f"y{r * cols + 1}"          # the row's first panel's y-axis
         layout[f"xaxis{ax}"] = dict(domain=[x0, round(x0 + width, 12)], anchor=f"y{ax}", dtick=1,
-                                    title=dict(text="τ (accepted draft tokens)"))
+                                    title=dict(text="τ"))
         layout[f"yaxis{ax}"] = (dict(domain=[round(y1 - height, 12), y1], anchor=f"x{ax}", title=dict(text="probability"))
                                 if c == 0 else
                                 dict(domain=[round(y1 - height, 12), y1], anchor=f"x{ax}", matches=row_y, showticklabels=False))
@@ -422,9 +521,11 @@ def tau_histograms(exact: Mapping[str, Sequence[float]],
                 name=f"Monte Carlo, n = {n:,} (95% interval)", legendgroup="mc",
                 showlegend=not any(t.get("legendgroup") == "mc" for t in traces),   # once, on the first
                 hovertemplate=f"{short(m)} Monte Carlo<br>τ=%{{x}}: %{{y:.4f}}<extra></extra>"))
-    return _layout(go.Figure(data=traces, layout=layout),
-                   "Law of τ: exact (bars) against Monte Carlo (points with 95% intervals)",
-                   None, None, height=300 * rows + 120)
+    fig = _layout(go.Figure(data=traces, layout=layout), "Law of τ, the accepted draft tokens: exact (bars) "
+                  "against Monte Carlo (points with 95% intervals)", None, None, height=300 * rows + 120)
+    # the first row's panel titles sit above the plot area: a line more of top margin for them
+    return fig.update_layout(margin_t=fig.layout.margin.t + _TITLE_LINE_PX,
+                             height=fig.layout.height + _TITLE_LINE_PX)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -566,8 +667,6 @@ def _tree_layout(fig: go.Figure, nodes, L: int, title: str, height: int | None, 
     fig.update_yaxes(visible=False, range=[-1.0, n_leaves - 0.2])
     fig = _layout(fig, title, "depth (tokens into the block)", None,
                   height=max(height or 0, round(_TREE_ROW_PX * (n_leaves + 0.8)) + 170), series=False)
-    # the title sits above the plot area and pushes the top margin as far as its lines need
-    fig.update_layout(title=dict(yref="paper", y=1.0, yanchor="bottom", automargin=True, pad=dict(b=8)))
     return fig
 
 
@@ -791,13 +890,21 @@ LAW_STYLE = {"iid": ("#332288", "circle"), "wor": ("#117733", "square"), "topk":
              "greedy": ("#ddcc77", "triangle-up")}
 
 
+#: The markers of the budget chart's reference lines (``budget_curves``' ``bounds``), in order: open,
+#: each its own and none a law's.
+BUDGET_BOUND_SYMBOLS = ("diamond-open", "star-open", "hexagon-open")
+
+
 def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: str, L: int,
-                  bounds: Mapping[str, Sequence[tuple[int, float]]] | None = None) -> go.Figure:
-    """E[τ] against the budget n (drafted tokens): for each draft law, the best shape of budget n and
-    depth L under ``rule`` (points (n, E[τ], the shape's label), the label on hover); ``bounds``
-    (name → points) as grey dashed lines: the i.i.d.-chains LP, the best top-k tree, …  A budget
-    where a series has no point (a law that draws no shape of it, chains where n/L is not whole)
-    breaks its line: no segment suggests a value there."""
+                  bounds: Mapping[str, Sequence[tuple[int, float]]] | None = None,
+                  names: Mapping[str, str] | None = None) -> go.Figure:
+    """E[τ] against the budget n (drafted tokens): for each draft law, the best shape of budget at
+    most n and depth L under ``rule`` (points (n, E[τ], the shapes' labels), the labels on hover;
+    ``core.analysis.budget.law_curves``), its legend name ``names[law]`` (else the law's), its colour
+    and marker ``LAW_STYLE``'s; ``bounds`` (name → points) as grey dashed lines, each its own open
+    marker (``BUDGET_BOUND_SYMBOLS``): the i.i.d.-chains LP, the best top-k tree, …  A budget where a
+    series has no point (chains where n/L is not whole) breaks its line: no segment suggests a value
+    there.  Laws that coincide are given once, by the caller, with a name that says so."""
     every = sorted({n for pts in [*curves.values(), *(bounds or {}).values()] for n, *_ in pts})
 
     def gapped(pts):
@@ -811,10 +918,11 @@ def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: 
         ns, values, rest = gapped(pts)
         shapes = [r[0] if r else "" for r in rest]
         col, mark = LAW_STYLE.get(law, ("#444444", "circle"))
+        name = (names or {}).get(law, law)
         fig.add_trace(go.Scatter(
-            x=list(ns), y=list(values), mode="lines+markers", name=law, customdata=list(shapes),
+            x=list(ns), y=list(values), mode="lines+markers", name=name, customdata=list(shapes),
             line=dict(color=col, width=3), marker=dict(symbol=mark, size=11),
-            hovertemplate=f"{law}<br>n = %{{x}} drafted tokens<br>best shape: %{{customdata}}<br>"
+            hovertemplate=f"{law}<br>n = %{{x}} drafted tokens at most<br>best shape: %{{customdata}}<br>"
                           "E[τ] = %{y:.6f}<extra></extra>"))
     for i, (name, pts) in enumerate((bounds or {}).items()):
         if not pts:
@@ -823,11 +931,12 @@ def budget_curves(curves: Mapping[str, Sequence[tuple[int, float, str]]], rule: 
         fig.add_trace(go.Scatter(x=list(ns), y=list(values), mode="lines+markers", name=name,
                                  line=dict(color="#555555" if i == 0 else "#888888", width=2.5,
                                            dash=("dash", "dot", "dashdot")[i % 3]),
-                                 marker=dict(symbol="diamond-open", size=10),
+                                 marker=dict(symbol=BUDGET_BOUND_SYMBOLS[i % len(BUDGET_BOUND_SYMBOLS)],
+                                             size=10),
                                  hovertemplate=f"{name}<br>n = %{{x}}<br>%{{y:.6f}}<extra></extra>"))
     fig.update_xaxes(dtick=1)
-    return _layout(fig, f"E[τ] against the budget: the best shape of depth L = {L} for each law, verified by {rule}",
-                   "budget n (drafted tokens)", "E[τ] (exact)")
+    return _layout(fig, f"E[τ] against the budget: each law's best shape of at most n drafted tokens, depth "
+                        f"L = {L}, verified by {rule}", "budget n (drafted tokens)", "E[τ] (exact)")
 
 
 def round_bars(S: np.ndarray, T: np.ndarray, child: int, title: str, T_name: str = "T: what the node still owes q",
@@ -862,12 +971,14 @@ def compare_methods_bar(rows: Sequence[Mapping]) -> go.Figure:
 # ------------------------------------------------------------------------------------------------
 
 def claim_values(values: Mapping[str, float], title: str, ylab: str) -> go.Figure:
+    """One bar per value (a rule's colour, or a bound's grey), its value written above it, with room
+    above the tallest for its label (``value_range``: close values do not start at 0)."""
     keys = list(values)
     cols = [BOUND_STYLE[k][1] if k in BOUND_STYLE else color(k) for k in keys]
     names = [BOUND_STYLE[k][0] if k in BOUND_STYLE else short(k) for k in keys]
     fig = go.Figure(go.Bar(x=names, y=[values[k] for k in keys], marker_color=cols,
-                           text=[f"{values[k]:.5f}" for k in keys], textposition="outside"))
-    fig.update_yaxes(range=[0, max(list(values.values()) + [0.1]) * 1.2])
+                           text=[f"{values[k]:.5f}" for k in keys], textposition="outside", cliponaxis=False))
+    fig.update_yaxes(range=value_range(list(values.values()), headroom=0.3))
     return _layout(fig, title, "", ylab, height=340)
 
 
