@@ -100,6 +100,22 @@ for b in BOUND_KEYS:
     if isinstance(v, Exception):
         problems.append(f"{figures.BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
 
+exact_tau = {r["method"]: r["expected_accepted"] for r in rows}
+
+
+def td_optimal_note(tau: dict[str, float]) -> str:
+    """Why TD-optimal sits below BV at K = 1, with the values on the page (``tau``: E[τ] by rule)."""
+    def value(m: str) -> str:
+        return text.fraction(tau[m]) or text.fmt(tau[m])
+    sd = f", SD's E[τ] = {value('sd')}" if "sd" in tau else ""
+    bv = (f"BV ({value('bv')}) reads the whole block before it decides, which no top-down rule does, and "
+          "can sit above it." if "bv" in tau else "Block rules such as BV read the whole block before they "
+          "decide, which no top-down rule does, and can do better.")
+    return ("At K = 1 the best top-down rule is token-level SD: a top-down rule settles each token at its node "
+            "before it sees the rest of the draft, and with one draft the most it can accept there is "
+            f"min(p, q), SD's test. So TD-optimal ({value('td_optimal')}) equals SD here{sd}; {bv}")
+
+
 # ------------------------------------------------------------------------------------------------
 # One section at a time: only the open tab is computed and drawn (``toy_config.LAB_SECTIONS`` says
 # why), and the URL names it, so a link opens the same tab.
@@ -153,6 +169,8 @@ if tab_methods.open:
                     "lossless, so its bar is not a fair comparison). The horizontal lines are the bounds; a "
                     "lossless method can never rise above the LP optimum.",
                     ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
+            if cfg.K == 1 and "td_optimal" in exact_tau:
+                st.caption(td_optimal_note(exact_tau))
             lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
             above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
             if lossy:

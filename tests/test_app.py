@@ -891,7 +891,7 @@ def test_live_decoder_refuses_a_draft_it_cannot_verify_in_one_sentence(tiny_pair
     assert error == ("This draft is refused: bv is defined on K i.i.d. chains only, not on b = (2, 2), wor; use the iid law on chains, "
                      "or one of rrs (specinfer), traversal, typical.")
     assert at.button(key="dec_go").disabled
-    for state, says in ((dict(dec_b="2,x"), "--tree must be comma-separated integers"),
+    for state, says in ((dict(dec_b="2,x"), "a tree's branching b must be comma-separated integers"),
                         (dict(dec_b="8,8", dec_method="traversal"), "b = (8, 8), wor drafts 72 tokens"),
                         (dict(dec_shape="dynamic", dec_budget=40, dec_K=2, dec_L=3),
                          "a dynamic tree of depth 3 expanding 2 nodes per depth has only 10 candidates")):

@@ -26,7 +26,9 @@ from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 #: The rules a preset always shows, whatever was chosen before: the tree verifiers that accept the
 #: most (Traversal, OTV, TD-optimal), so a lecture's link never opens without them.
 BEST_METHODS = ["traversal", "otv", "td_optimal"]
-DEFAULT_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", *BEST_METHODS]
+#: The laboratory shows every registered rule at first, the LP-optimal verifier and the lossy
+#: typical acceptance included.
+DEFAULT_METHODS = all_methods()
 
 
 @dataclass(frozen=True)
