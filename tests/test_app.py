@@ -62,6 +62,53 @@ def test_lab_binary_toy_preset_matches_the_paper():
     assert float(metrics["LP optimum (best lossless verifier)"]) == pytest.approx(11 / 9, abs=1e-4)
 
 
+def test_start_binary_toy_link_opens_the_two_draft_case_it_describes():
+    """Issue 32, item 7: the Start page's binary-toy link opens at K = 2 with a label short enough
+    for its column (the browser test checks that it is not cut), and the page it opens shows the
+    numbers the caption gives.  By hand: SD's α = Σ min(p, q) = ⅓ + ⅓ = ⅔ and E[τ] = α + α² = 10/9
+    whatever K; OTV attains the LP optimum, which core's LP solves (a second computation)."""
+    from core import bounds
+    from toy_models import PRESETS
+    start = open_page("pages/start.py")
+    link = next(p.proto for p in start.get("page_link") if p.proto.query_string.startswith("preset=binary-toy"))
+    assert link.query_string == "preset=binary-toy&K=2" and link.label == "The binary toy, two drafts"
+    caption = next(c.value for c in start.caption if c.value.startswith("The block-verification paper's toy"))
+    assert "115/81" in caption and "131/81" in caption
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy", "K": "2"})
+    no_errors(at)
+    assert at.session_state["toy_K"] == 2 and not any("not applied" in w.value for w in at.warning)
+    table = _lab_table(at).set_index("method")
+    pr = PRESETS["binary-toy"]
+    lp = bounds.optimal_lp(pr.draft, pr.target, 2, 2).value
+    assert table.loc["SD", "E[τ] as a fraction"] == "10/9" and table.loc["RBV", "E[τ] as a fraction"] == "115/81"
+    assert table.loc["OTV", "E[τ]"] == pytest.approx(lp, abs=1e-9) and table.loc["OTV", "E[τ] as a fraction"] == "131/81"
+
+
+def test_lab_offers_every_registered_rule_at_first():
+    """Issue 32, item 7: a first visit shows all the registered rules, the LP-optimal verifier and
+    typical acceptance included, in the table and as bars."""
+    from core.rules.registry import REGISTRY
+    at = open_page("pages/toy_lab.py")
+    no_errors(at)
+    shorts = [cls.short for cls in REGISTRY.values()]
+    assert list(_lab_table(at)["method"]) == shorts and len(shorts) == 12
+    assert {"LP-optimal", "Typical"} <= {t["name"].split(" = ")[0] for t in figure(at, "Expected accepted tokens")["data"]}
+
+
+def test_lab_says_why_td_optimal_sits_below_bv_at_K_1():
+    """Issue 32, item 7: at K = 1 the best top-down rule is SD (its plan at one draft is min(p, q),
+    SD's test; td_optimal's docstring), so on the binary toy TD-optimal = SD = 10/9 < BV = 11/9."""
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    table = _lab_table(at).set_index("method")
+    assert table.loc["TD-optimal", "E[τ] as a fraction"] == table.loc["SD", "E[τ] as a fraction"] == "10/9"
+    note = next(c.value for c in at.caption if c.value.startswith("At K = 1 the best top-down rule is token-level SD"))
+    assert "TD-optimal (10/9) equals SD here, SD's E[τ] = 10/9; BV (11/9)" in note
+    slider = next(s for s in at.sidebar.slider if s.key == "toy_K")
+    slider.set_value(2).run()
+    assert not any(c.value.startswith("At K = 1 the best") for c in at.caption)
+
+
 def test_lab_changing_K_changes_table_and_figures():
     at = open_page("pages/toy_lab.py")
     no_errors(at)
