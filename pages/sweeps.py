@@ -75,6 +75,35 @@ st.markdown(
 
 ss = st.session_state
 methods = pair_picker.decoder_methods()
+
+
+def _whole(text_: str) -> bool:
+    if text_ not in ("0", "1"):
+        raise ValueError(text_)
+    return text_ == "1"
+
+
+#: The page's link (``routing.read_link``): its settings, the sweep's values (of the axis the link
+#: names), and the pair (``pair_picker.pair_link_params``).  A link opens the settings; the sweep
+#: runs when the reader presses the button.
+SWEEP_PARAMS: routing.LinkParams = {
+    "axis": ("sw_axis", routing.choice(AXES)),
+    "methods": ("sw_methods", routing.choices(methods)),
+    "law": ("sw_law", routing.choice(LAWS)),
+    "K": ("sw_K", routing.number(int, *LIMITS["K"])),
+    "L": ("sw_L", routing.number(int, *LIMITS["L"])),
+    "T": ("sw_T", routing.number(float, *LIMITS["T"])),
+    "tokens": ("sw_tokens", routing.number(int, 8, 512)),
+    "seeds": ("sw_seeds", routing.number(int, 1, 20)),
+    "prompts": ("sw_prompts", str),
+    "baseline": ("sw_baseline", _whole),
+    **pair_picker.pair_link_params("dec"),
+}
+new_link = routing.is_new_link()
+unapplied = routing.read_link(SWEEP_PARAMS)
+if new_link and "values" in st.query_params:
+    # the values belong to the axis the link names; a bad list is refused below, as a typed one is
+    ss[f"sw_values_{ss.get('sw_axis', 'K')}"] = st.query_params["values"]
 ss.setdefault("sw_axis", "K")
 ss.setdefault("sw_methods", [m for m in ("bv", "spectr_gbv", "rbv") if m in methods])
 ss.setdefault("sw_prompts", "import os\\n\ndef main():\\n\nclass Config:\\n")
@@ -84,10 +113,12 @@ ss.setdefault("sw_K", 2)
 ss.setdefault("sw_L", 4)
 ss.setdefault("sw_T", 1.0)
 ss.setdefault("sw_law", "iid")
+ss.setdefault("sw_baseline", True)
 
 c1, c2 = st.columns([1, 2])
 axis = c1.radio("Sweep over", list(AXES), key="sw_axis", format_func=AXES.get, horizontal=True)
-values_text = c2.text_input(f"Values of {axis} (comma-separated)", value=DEFAULT_VALUES[axis], key=f"sw_values_{axis}")
+ss.setdefault(f"sw_values_{axis}", DEFAULT_VALUES[axis])
+values_text = c2.text_input(f"Values of {axis} (comma-separated)", key=f"sw_values_{axis}")
 m1, m2 = st.columns([3, 1])
 chosen = m1.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
 law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label,
@@ -101,10 +132,15 @@ T = f3.slider("T (when fixed)", *LIMITS["T"], step=0.1, key="sw_T", disabled=axi
 n_tokens = f4.number_input("New tokens per run", 8, 512, step=8, key="sw_tokens")
 n_seeds = f5.number_input("Seeds per prompt", 1, 20, key="sw_seeds")
 prompts_text = st.text_area("Prompts (one per line; write \\n for a newline)", key="sw_prompts", height=90)
-baseline = st.checkbox("Measure the target alone for the speedup", value=True, key="sw_baseline")
+baseline = st.checkbox("Measure the target alone for the speedup", key="sw_baseline")
 
 # The pair comes after the controls: a widget not drawn in a run loses its value.
 pair = pair_picker.pair_picker("dec")
+routing.write_link({"axis": axis, "values": values_text, "methods": ",".join(chosen), "law": law, "K": str(K),
+                    "L": str(L), "T": f"{T:g}", "tokens": str(int(n_tokens)), "seeds": str(int(n_seeds)),
+                    "prompts": prompts_text, "baseline": str(int(baseline)), **pair_picker.pair_link("dec")})
+if unapplied:
+    st.warning(routing.link_warning(unapplied))
 if pair is None:
     st.stop()
 if "sw_result" in ss and ss["sw_result"]["pair"] != pair_picker.pair_id(pair):

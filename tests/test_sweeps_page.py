@@ -205,3 +205,42 @@ def test_repeated_values_are_merged(tiny_pair, monkeypatch):
     assert "2 generations of up to 8 tokens (2 speculative, 0 target-alone)." in captions(at)
     assert [k for m, k in asked] == [1, 1]                # BV draws one draft at K = 1 and at K = 2
     assert list(at.dataframe[-1].value["K"]) == [1, 2]
+
+
+def _url(at) -> dict[str, str]:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_the_settings_are_a_link_that_opens_them_in_a_new_session(tiny_pair):
+    """Issue 32, item 2: the page writes its settings (axis, values, methods, law, fixed K/L/T, tokens,
+    seeds, prompts, baseline and the pair) to the URL, and a new session opened on that URL shows
+    them; a bad value in a link is named in one banner and the page keeps its own."""
+    at = open_page("pages/sweeps.py", state=pair_state(tiny_pair))
+    no_errors(at)
+    at.radio(key="sw_axis").set_value("L").run()
+    at.text_input(key="sw_values_L").set_value("1, 3").run()
+    at.multiselect(key="sw_methods").set_value(["specinfer", "traversal"]).run()
+    at.selectbox(key="sw_law").set_value("wor").run()
+    at.slider(key="sw_K").set_value(3).run()
+    at.number_input(key="sw_seeds").set_value(5).run()
+    at.text_area(key="sw_prompts").set_value("x = 1\\n").run()
+    at.checkbox(key="sw_baseline").uncheck().run()
+    no_errors(at)
+    url = _url(at)
+    assert {k: url[k] for k in ("axis", "values", "methods", "law", "K", "seeds", "prompts", "baseline", "pair")} == {
+        "axis": "L", "values": "1, 3", "methods": "specinfer,traversal", "law": "wor", "K": "3", "seeds": "5",
+        "prompts": "x = 1\\n", "baseline": "0", "pair": "local"}
+    assert (url["target"], url["draft"]) == tiny_pair
+    again = open_page("pages/sweeps.py", query=url)                 # a fresh session on the link
+    no_errors(again)
+    assert not again.warning
+    assert again.radio(key="sw_axis").value == "L" and again.text_input(key="sw_values_L").value == "1, 3"
+    assert again.multiselect(key="sw_methods").value == ["specinfer", "traversal"]
+    assert again.selectbox(key="sw_law").value == "wor" and again.slider(key="sw_K").value == 3
+    assert again.number_input(key="sw_seeds").value == 5 and not again.checkbox(key="sw_baseline").value
+    assert again.text_area(key="sw_prompts").value == "x = 1\\n"
+    assert _url(again) == url
+    bad = open_page("pages/sweeps.py", query={**url, "K": "99", "methods": "bv,nope"})
+    [banner] = [w.value for w in bad.warning]
+    assert "K=99 is not a value this page offers" in banner and "methods=bv,nope" in banner
+    assert bad.slider(key="sw_K").value == 2                        # the page's own default
