@@ -301,9 +301,12 @@ if "speedup" in df:
     names = ci_names("speedup")
     summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
 if single and ax == "K":
-    st.caption(f"{' and '.join(figures.short(m) for m in single)} check one draft, so they draw one whatever "
-               "K is (the column “drafts drawn” of the CSV): their points at every K are runs of the same "
-               "decoder, flat up to noise. Drawing K drafts for them would only make them slower as K grows.")
+    one = len(single) == 1
+    st.caption(f"{' and '.join(figures.short(m) for m in single)} {'checks' if one else 'check'} one draft, so "
+               f"{'it draws' if one else 'they draw'} one whatever K is (the column “drafts drawn” of the CSV): "
+               f"{'its' if one else 'their'} points at every K are runs of the same decoder, flat up to noise. "
+               f"Drawing K drafts for {'it' if one else 'them'} would only make {'it' if one else 'them'} slower "
+               "as K grows.")
 n_lo, n_hi = int(summary["runs"].min()), int(summary["runs"].max())
 runs_text = f"{n_lo} run{'s' * (n_lo > 1)}" if n_lo == n_hi else f"between {n_lo} and {n_hi} runs"
 st.caption(

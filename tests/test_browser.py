@@ -356,12 +356,23 @@ def test_slider_updates_figure(server, browser_page):
 
 
 def test_start_link_opens_preset(server, browser_page):
+    """Issue 32, item 7: at 1280 px no link label of the Start page is cut, and the binary toy's
+    opens at K = 2 (SD's E[τ] = ⅔ + (⅔)² = 10/9 whatever K)."""
     page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{server}/")
     settle(page, 1)
-    page.get_by_role("link", name="The binary toy of the block-verification paper").click()
+    cut = page.get_by_test_id("stPageLink").evaluate_all(
+        "links => links.map(a => Array.from(a.querySelectorAll('span, p, div'))"
+        ".filter(e => e.children.length === 0 && e.scrollWidth > e.clientWidth + 1)"
+        ".map(e => e.textContent)).flat()")
+    assert not cut, cut
+    page.get_by_role("link", name="The binary toy, two drafts").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1, timeout=120)
-    assert "Binary toy" in page.inner_text("body")
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    assert "Binary toy" in page.inner_text("body") and "K=2" in page.url
+    expect(page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
+           ).to_have_value("2")
     bars = figure_data(page, "Expected accepted tokens")
     sd = next(d["y"][0] for d in bars if d["name"] == "SD")
     assert abs(sd - 10 / 9) < 1e-9
@@ -917,7 +928,7 @@ def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(
         assert ys and min(ys) >= low, (title, min(ys))
     text = page.inner_text("body")
     assert "Cut at a bound (the block efficiency interval reached below 1 or above L + 1)" in text   # t(1) = 12.7
-    assert "BV check one draft, so they draw one whatever K is" in text
+    assert "BV checks one draft, so it draws one whatever K is" in text
     assert "keeps the t-interval's coverage" in text
 
 
@@ -961,7 +972,7 @@ def test_start_links_show_the_best_rules_and_several_drafts_opens_e_tau_against_
 
     page.goto(f"{server}/")
     settle(page)
-    page.get_by_role("link", name="The binary toy of the block-verification paper").click()
+    page.get_by_role("link", name="The binary toy, two drafts").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1)
     shown = chips(page, "Methods")
     assert {text.method_name(m) for m in toy_config.BEST_METHODS} <= set(shown), shown
@@ -1092,3 +1103,86 @@ def test_draft_trees_page_draws_its_tree_and_exact_table(server, browser_page):
     assert "law=topk" in page.url and ("b=2%2C1" in page.url or "b=2,1" in page.url)
     no_exception(page)
     page.screenshot(path=str(SHOTS / "draft_trees.png"), full_page=True)
+
+
+@pytest.fixture
+def fresh_browser(playwright, chromium, tmp_path):
+    """Open a URL in a fresh browser: a new profile each time (no cookie, no storage, no Streamlit
+    session), at a lecture hall's 1280×720, as a student opening a lecturer's link would."""
+    contexts = []
+
+    def open_url(url: str):
+        ctx = playwright.chromium.launch_persistent_context(
+            tmp_path / f"profile-{len(contexts)}", executable_path=chromium, headless=True, args=ARGS,
+            viewport={"width": 1280, "height": 720})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.goto(url)
+        return page
+
+    yield open_url
+    for ctx in contexts:
+        ctx.close()
+
+
+def test_a_sweeps_link_restores_its_settings_in_a_fresh_browser(server, fresh_browser, tmp_path):
+    """Issue 32, item 2: a Sweeps link (settings and pair) opens the same settings in a fresh
+    browser; a change is written back to the address, and that address opens it in another one."""
+    from urllib.parse import urlencode
+
+    from tests.apptest import make_tiny_pair
+
+    target, draft = make_tiny_pair(tmp_path / "pair")
+    query = {"pair": "local", "target": target, "draft": draft, "axis": "L", "values": "1, 3",
+             "methods": "specinfer,traversal", "law": "wor", "K": "3", "tokens": "16", "seeds": "5",
+             "prompts": "x = 1\\n", "baseline": "0"}
+    page = fresh_browser(f"{server}/sweeps?{urlencode(query)}")
+    loaded = page.get_by_test_id("stSidebar").get_by_test_id("stCaptionContainer").filter(
+        has_text=f"Loaded: target {target},")
+    outcome(page, loaded)
+    plan = page.get_by_text("generations of up to 16 tokens")
+    outcome(page, plan)
+    expect(page.get_by_label("Values of L (comma-separated)")).to_have_value("1, 3")
+    expect(page.get_by_label("Seeds per prompt")).to_have_value("5")
+    assert chips(page, "Methods") == ["SpecInfer", "Traversal"]
+    expect(page.get_by_text("speculative, 0 target-alone")).to_be_visible()       # baseline off
+    assert not page.get_by_test_id("stAlertContentWarning").count()
+    no_exception(page)
+    set_number(page, page.get_by_label("Seeds per prompt"), "4")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('seeds') === '4'", timeout=60_000)
+    again = fresh_browser(page.url)
+    outcome(again, again.get_by_text("generations of up to 16 tokens"))
+    expect(again.get_by_label("Seeds per prompt")).to_have_value("4")
+    expect(again.get_by_label("Values of L (comma-separated)")).to_have_value("1, 3")
+    no_exception(again)
+
+
+def test_a_leaderboard_link_opens_its_results_under_the_root_in_a_fresh_browser(server, fresh_browser, results_dir,
+                                                                               tmp_path):
+    """Issue 32, item 2: a Leaderboard link naming a results folder under the root opens it, with the
+    rule it names, in a fresh browser; a link naming a folder outside the root is refused in one
+    banner and shows nothing of it."""
+    from core.sweep.config import SweepConfig
+    from core.sweep.engine import run_sweep
+    from core.sweep.store import ResultsStore
+
+    config = SweepConfig(("iid",), (2,), (2,), (1, 2), 2, ("rbv", "traversal"), bounds=("lp",), seed=7)
+    if not (results_dir / "tiny.parquet").exists():
+        run_sweep(config, ResultsStore(results_dir / "tiny.parquet", config))
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not for students")
+
+    page = fresh_browser(f"{server}/leaderboard?source=folder&path=tiny.parquet&rule=traversal")
+    outcome(page, page.get_by_text("Results read from tiny.parquet."), charts=3)
+    expect(page.get_by_text(re.compile(r"instances with the lowest E/LP of Traversal, lowest first"))).to_be_visible()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('rule') === 'traversal'", timeout=60_000)
+    no_exception(page)
+    for path, words in (("../private", "names a folder above the results root"),
+                        (str(outside), "is outside the results root")):
+        bad = fresh_browser(f"{server}/leaderboard?source=folder&path={path}")
+        error = bad.get_by_test_id("stAlertContentError")
+        expect(error).to_contain_text(words, timeout=SLOW * 1000)
+        settle(bad)
+        assert error.count() == 1 and "not for students" not in bad.inner_text("body")
+        no_exception(bad)

@@ -170,15 +170,17 @@ def test_intervals_are_cut_at_what_a_mean_can_be_and_say_so(tiny_pair, monkeypat
 
 
 def test_a_single_draft_rule_draws_one_draft_whatever_K(tiny_pair, monkeypatch, downloads):
-    asked = _fake_generate(monkeypatch, {m: [1.5] for m in ("bv", "rbv")},
-                           {"bv": [5.0], "rbv": [5.0], "autoregressive": [10.0]})
+    asked = _fake_generate(monkeypatch, {m: [1.5] for m in ("bv", "rbv", "sd")},
+                           {"bv": [5.0], "rbv": [5.0], "sd": [5.0], "autoregressive": [10.0]})
     at = run_sweep(tiny_pair, "1, 2, 3", PROMPTS[:1], seeds=1, baseline=True, methods=("bv", "rbv"))
     assert sorted(k for m, k in asked if m == "bv") == [1, 1, 1]          # one draft at K = 1, 2, 3
     assert sorted(k for m, k in asked if m == "rbv") == [1, 2, 3]
     csv = pd.read_csv(io.StringIO(downloads["sweep_K.csv"]))
     assert csv[csv.method == "bv"][["K", "drafts drawn"]].values.tolist() == [[1, 1], [2, 1], [3, 1]]
     assert csv[csv.method == "rbv"][["K", "drafts drawn"]].values.tolist() == [[1, 1], [2, 2], [3, 3]]
-    assert "BV check one draft, so they draw one whatever K is" in captions(at)
+    assert "BV checks one draft, so it draws one whatever K is" in captions(at)       # one rule, singular
+    at = run_sweep(tiny_pair, "1, 2", PROMPTS[:1], seeds=1, baseline=False, methods=("sd", "bv"))
+    assert "SD and BV check one draft, so they draw one whatever K is" in captions(at)
 
 
 @pytest.mark.parametrize("axis,values,message", [
