@@ -52,7 +52,17 @@ if not methods:
 
 too_large = cached.refused(cfg.V, cfg.K, cfg.L, methods)
 if too_large:  # past core's hard limit: no button can compute these, so none is offered
-    st.warning(cached.refusal_note(cfg.V, cfg.K, cfg.L, methods))
+    # a rule whose E[τ] has a closed form on these models gives it, with no estimate of a computation
+    draft, target = cfg.models
+    closed = {m: REGISTRY[m].model_expected_tau(draft, target, cfg.K, cfg.L) for m in too_large
+              if hasattr(REGISTRY[m], "model_expected_tau")}
+    closed = {m: v for m, v in closed.items() if v is not None}
+    if [m for m in too_large if m not in closed]:
+        st.warning(cached.refusal_note(cfg.V, cfg.K, cfg.L, [m for m in too_large if m not in closed]))
+    for m, value in closed.items():
+        st.info(f"{figures.short(m)}: E[τ] = {value:.4f}, in closed form (the sum over depths i of the chance "
+                f"that its walk reaches depth i). Its whole output law, over V^(L+1) = {cfg.V ** (cfg.L + 1):,} "
+                "sequences, is too large to compute here, so its fidelity error and its row below are not shown.")
     methods = [m for m in methods if m not in too_large]
 if not methods:
     st.info("None of the chosen methods can be computed exactly on this configuration; lower V, K or L.")

@@ -955,3 +955,36 @@ def test_live_decoder_refuses_a_draft_it_cannot_verify_in_one_sentence(tiny_pair
     at.run()
     no_errors(at)                                          # today's default: i.i.d. chains, every rule
     assert not at.button(key="dec_go").disabled
+
+
+def test_lab_gives_sd_in_closed_form_where_its_exact_law_is_too_large():
+    """Issue 32, item 7: at a huge V the refusal estimates no enumeration time for SD, whose E[τ] has
+    a closed form; the page gives it.  By hand: p uniform on V = 4000 tokens, q = 2/V on the first
+    half and 0 on the rest: α = Σ min(p, q) = 2000 · (1/4000) = 1/2, so E[τ] = α + α² = 0.75 at L = 2."""
+    V = 4000
+    p = json.dumps({"kind": "iid", "probs": [1 / V] * V})
+    q = json.dumps({"kind": "iid", "probs": [2 / V] * (V // 2) + [0.0] * (V // 2)})
+    at = open_page("pages/toy_lab.py", state={"toy_source": "JSON", "toy_json_p": p, "toy_json_q": q,
+                                               "toy_K": 2, "toy_L": 2, "toy_methods": ["sd", "bv", "rbv"]})
+    assert not at.exception
+    [info] = [i.value for i in at.info if i.value.startswith("SD:")]
+    assert info.startswith("SD: E[τ] = 0.7500, in closed form") and "64,000,000,000 sequences" in info
+    [warning] = [w.value for w in at.warning if w.value.startswith("Too large")]
+    assert "BV (" in warning and "RBV (" in warning and "SD (" not in warning
+
+
+def test_sd_closed_form_agrees_with_the_exact_analysis():
+    """The closed form against the exact law's E[τ] (the node recursion over every output), on
+    context-independent and first-order Markov pairs, and the binary toy's 10/9 by hand."""
+    from core.analysis.exact import exact_analysis
+    from core.rules.token_level import SD
+    from toy_models import PRESETS, random_pair
+    pr = PRESETS["binary-toy"]
+    assert SD.model_expected_tau(pr.draft, pr.target, 1, 2) == pytest.approx(10 / 9, abs=1e-15)
+    for kind, V, L, T in (("iid", 4, 3, 1.0), ("markov", 3, 3, 1.0), ("markov", 4, 2, 0.7)):
+        d, t = random_pair(kind, V, 0.5, 0.6, 3)
+        d, t = d.with_temperature(T), t.with_temperature(T)
+        assert SD.model_expected_tau(d, t, 2, L) == pytest.approx(exact_analysis("sd", d, t, 2, L).expected_accepted,
+                                                                  abs=1e-12)
+    d, t = random_pair("table", 3, 0.5, 0.6, 3)
+    assert SD.model_expected_tau(d, t, 2, 2) is None
