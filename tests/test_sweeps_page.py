@@ -246,3 +246,16 @@ def test_the_settings_are_a_link_that_opens_them_in_a_new_session(tiny_pair):
     [banner] = [w.value for w in bad.warning]
     assert "K=99 is not a value this page offers" in banner and "methods=bv,nope" in banner
     assert bad.slider(key="sw_K").value == 2                        # the page's own default
+
+
+def test_the_default_sweep_has_eighteen_runs_per_point(tiny_pair):
+    """Issue 32, item 5: the defaults are chosen for readable bands (pages/sweeps.py says how they were
+    measured): K = 1, 2, 4; 64 new tokens; 3 prompts × 6 seeds = 18 runs per point.  BV, SpecTr-GBV
+    and RBV at 3 values of K with 18 runs each: 3 · 3 · 18 = 162 speculative generations, and 18 of
+    the target alone at the one T."""
+    at = open_page("pages/sweeps.py", state=pair_state(tiny_pair))
+    no_errors(at)
+    assert at.text_input(key="sw_values_K").value == "1, 2, 4"
+    assert (at.number_input(key="sw_tokens").value, at.number_input(key="sw_seeds").value) == (64, 6)
+    assert at.multiselect(key="sw_methods").value == ["bv", "spectr_gbv", "rbv"]
+    assert "180 generations of up to 64 tokens (162 speculative, 18 target-alone)." in captions(at)
