@@ -934,23 +934,24 @@ def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(
 
 def test_one_step_starts_hidden_and_new_drafts_hide_again(server, browser_page):
     """Item 6: a first visit and "New drafts" show nothing revealed and no count of the tests;
-    "Reveal all" names it once the verification has ended."""
+    "Reveal all" names it once the verification has ended.  Issue 32, item 6: the page opens on RBV,
+    lossless, and on the first seed whose drafts differ."""
     page = browser_page
     page.goto(f"{server}/one_step?preset=several-drafts")
     settle(page, 1)
     main = page.get_by_test_id("stMain")
-    expect(chart_titled(page, "SpecTr-GBV: before the first test")).to_be_visible()
+    expect(chart_titled(page, "RBV: before the first test")).to_be_visible()
     expect(main.get_by_text("Nothing revealed yet: press Next test to watch the first test.")).to_be_visible()
     assert page.locator('input[type="range"][aria-label="Tests revealed"]').count() == 0
     expect(page.get_by_role("button", name="Back")).to_be_disabled()
     rerun(page, page.get_by_role("button", name="Reveal all").click)
     ended = main.get_by_text(re.compile(r"^The verification ended after \d+ tests?\.$"))
     outcome(page, ended, charts=3)
-    expect(chart_titled(page, "SpecTr-GBV: τ = ")).to_be_visible()
+    expect(chart_titled(page, "RBV: τ = ")).to_be_visible()
     rerun(page, page.get_by_role("button", name="New drafts").click)
-    outcome(page, chart_titled(page, "SpecTr-GBV: before the first test"), charts=1)
+    outcome(page, chart_titled(page, "RBV: before the first test"), charts=1)
     expect(ended).to_have_count(0)
-    assert page.get_by_role("spinbutton", name="Draft seed").input_value() == "1"
+    assert page.get_by_role("spinbutton", name="Draft seed").input_value() == "7"    # seed 6: the first with 3 distinct drafts
     no_exception(page)
 
 

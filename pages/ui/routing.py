@@ -131,8 +131,13 @@ def router_guard() -> None:
 #: A page's link parameter: parameter → (session-state key of the widget it sets, parser of its
 #: text, raising ValueError when the text is no value the widget offers).
 LinkParams = dict[str, tuple[str, Callable[[str], object]]]
-#: The session's own URL, as it last wrote it (``write_link``): ``read_link`` leaves it alone.
+#: The session's own URL, as it last wrote it (``write_link``).
 OWN_URL = "toy_url"
+#: The URLs the session wrote lately, oldest first: ``read_link`` leaves each of them alone.  One is not
+#: enough: a rerun the reader starts before the browser has shown the URL of the run before (a click
+#: right after another) comes back with an older URL of the session's own, which is no link to apply.
+WRITTEN = "url_written"
+KEEP_WRITTEN = 32
 
 
 def choice(options) -> Callable[[str], str]:
@@ -168,10 +173,11 @@ def choices(options, kind: type = str) -> Callable[[str], list]:
 def read_link(params: LinkParams) -> list[str]:
     """Apply the URL's values of ``params`` to the widgets' session state when the URL is new (a fresh
     page, a refresh, a copied link); a URL this session wrote itself (``write_link``) is left alone,
-    since the widgets hold the same values.  Returns one phrase per value it could not apply."""
+    since the widgets hold the same values or newer ones.  Returns one phrase per value it could not
+    apply."""
     ss = st.session_state
     given = st.query_params.to_dict()
-    if not given or given == ss.get(OWN_URL):
+    if not is_new_link():
         return []
     ignored = []
     for param, (key, parse) in params.items():
@@ -194,10 +200,13 @@ def write_link(params: dict[str, str]) -> None:
     """Make ``params`` the URL (``st.query_params``), remembering it as this session's own."""
     if params != st.query_params.to_dict():
         st.query_params.from_dict(params)
-    st.session_state[OWN_URL] = params
+    ss = st.session_state
+    ss[OWN_URL] = params
+    written = [w for w in ss.get(WRITTEN, []) if w != params]
+    ss[WRITTEN] = [*written[-(KEEP_WRITTEN - 1):], dict(params)]
 
 
 def is_new_link() -> bool:
-    """Whether the URL holds parameters this session did not write (a link being opened)."""
+    """Whether the URL holds parameters this session did not write lately (a link being opened)."""
     given = st.query_params.to_dict()
-    return bool(given) and given != st.session_state.get(OWN_URL)
+    return bool(given) and given != st.session_state.get(OWN_URL) and given not in st.session_state.get(WRITTEN, [])
