@@ -331,7 +331,7 @@ def test_lab_copy_this_configuration_reproduces_the_numbers(tmp_path):
     import os
     import subprocess
     import sys
-    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy", "methods": "sd,bv"})
     no_errors(at)
     assert not at.code                                  # drawn only once the reader opens the box
     open_box(at, "lab_copy")
@@ -361,7 +361,7 @@ def _tree_nodes(fig: dict) -> int:
 def test_step_tree_nodes_follow_K_and_seed():
     at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
     no_errors(at)
-    tree = figure(at, "SpecTr-GBV")
+    tree = figure(at, "RBV:")
     n = _tree_nodes(tree)
     assert n == at.session_state["step_nodes"]
     assert 1 + 3 <= n <= 1 + 3 * 3                       # K = 3 drafts of length 3 share a root
@@ -371,7 +371,7 @@ def test_step_tree_nodes_follow_K_and_seed():
     assert at.dataframe[0].value["tokens"].tolist() != drafts_before
     slider(at, "toy_K").set_value(1).run()
     no_errors(at)
-    assert _tree_nodes(figure(at, "SpecTr-GBV")) == 1 + 3   # one draft of length 3: a path
+    assert _tree_nodes(figure(at, "RBV:")) == 1 + 3   # one draft of length 3: a path
 
 
 def test_step_reveal_and_compare_methods():
@@ -379,7 +379,7 @@ def test_step_reveal_and_compare_methods():
     at.button(key="step_all").click().run()
     n_tests = at.session_state["step_pos"]
     assert n_tests >= 1
-    full = figure(at, "SpecTr-GBV")
+    full = figure(at, "RBV:")
     assert any(t.get("name") == "extra token (correction or bonus)" for t in full["data"])
     reveal(at, 0)
     no_errors(at)
@@ -732,7 +732,7 @@ def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_agains
     assert set(BEST) <= names
     otv = next(t for t in vs_K["data"] if t["name"].split(" = ")[0] == "OTV")
     assert list(otv["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
-    for label in ("The binary toy of the block-verification paper", "Is SpecTr-GBV lossless?"):
+    for label in ("The binary toy, two drafts", "Is SpecTr-GBV lossless?"):
         page, query = links[label]
         at = open_page(f"pages/{page}.py", query=query)
         no_errors(at)
