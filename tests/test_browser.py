@@ -1007,10 +1007,9 @@ def test_raw_values_the_step_log_and_a_model_error(server, browser_page):
     expect(page.get_by_test_id("stAlertContentError")).to_have_text("Draft (p): probs sums to 1.1, not 1.")
 
 
-def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, browser_page, results_dir, tmp_path):
-    """Item 10: "..", an absolute path elsewhere and a link out of the results root are refused in
-    one sentence; a folder under the root and an uploaded Parquet file open; item 8: the fidelity
-    errors of the worst instances read as 4e-17, not 0.00000000000000004."""
+def tiny_results_and_a_secret(results_dir: Path, tmp_path: Path) -> Path:
+    """The tiny sweep as ``tiny.parquet`` under the results root (written once, serially), and a folder
+    outside the root holding a secret; returns that folder."""
     from core.sweep.config import SweepConfig
     from core.sweep.engine import run_sweep
     from core.sweep.store import ResultsStore
@@ -1021,6 +1020,14 @@ def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, brows
     outside = tmp_path / "private"
     outside.mkdir()
     (outside / "secret.txt").write_text("not for students")
+    return outside
+
+
+def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, browser_page, results_dir, tmp_path):
+    """Item 10: "..", an absolute path elsewhere and a link out of the results root are refused in
+    one sentence; a folder under the root and an uploaded Parquet file open; item 8: the fidelity
+    errors of the worst instances read as 4e-17, not 0.00000000000000004."""
+    outside = tiny_results_and_a_secret(results_dir, tmp_path)
     link = results_dir / "link.parquet"
     if not link.is_symlink():
         link.symlink_to(outside)
@@ -1163,16 +1170,7 @@ def test_a_leaderboard_link_opens_its_results_under_the_root_in_a_fresh_browser(
     """Issue 32, item 2: a Leaderboard link naming a results folder under the root opens it, with the
     rule it names, in a fresh browser; a link naming a folder outside the root is refused in one
     banner and shows nothing of it."""
-    from core.sweep.config import SweepConfig
-    from core.sweep.engine import run_sweep
-    from core.sweep.store import ResultsStore
-
-    config = SweepConfig(("iid",), (2,), (2,), (1, 2), 2, ("rbv", "traversal"), bounds=("lp",), seed=7)
-    if not (results_dir / "tiny.parquet").exists():
-        run_sweep(config, ResultsStore(results_dir / "tiny.parquet", config))
-    outside = tmp_path / "private"
-    outside.mkdir()
-    (outside / "secret.txt").write_text("not for students")
+    outside = tiny_results_and_a_secret(results_dir, tmp_path)
 
     page = fresh_browser(f"{server}/leaderboard?source=folder&path=tiny.parquet&rule=traversal")
     outcome(page, page.get_by_text("Results read from tiny.parquet."), charts=3)
