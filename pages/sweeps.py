@@ -122,16 +122,44 @@ ss.setdefault("sw_T", 1.0)
 ss.setdefault("sw_law", "iid")
 ss.setdefault("sw_baseline", True)
 
+
+
+def _on_law_change() -> None:
+    """Every law offered runs: under a law other than iid the K first tokens are not i.i.d., which the
+    token-tree rules verify, and a single-draft rule still reads its one chain; the other rules are
+    taken out of the methods, and the lossless token-tree rules come in where no chosen rule reads
+    several drafts, said in one line."""
+    def verifies(m: str) -> bool:         # the drafts it gets: one chain, or K ≥ 2 chains by the law
+        try:
+            check_plan(m, StaticPlan.chains(1 if REGISTRY[m].single_draft else 2, 1, ss.sw_law))
+        except DecodingError:
+            return False
+        return True
+
+    kept = [m for m in ss.sw_methods if verifies(m)]
+    out = [m for m in ss.sw_methods if m not in kept]
+    added = [] if any(not REGISTRY[m].single_draft for m in kept) else \
+        [m for m in methods if REGISTRY[m].token_trees and REGISTRY[m].lossless_by_theory and m not in kept]
+    ss.sw_methods = kept + added
+    if out:
+        names = ", ".join(figures.short(m) for m in out)
+        ss.sw_law_note = (f"{ss.sw_law} drafts are K chains whose first tokens are not i.i.d.: {names} "
+                          f"{'verifies' if len(out) == 1 else 'verify'} only i.i.d. ones and left the methods"
+                          + (f"; {', '.join(figures.short(m) for m in added)} came in" if added else "") + ".")
+
+
 c1, c2 = st.columns([1, 2])
 axis = c1.radio("Sweep over", list(AXES), key="sw_axis", format_func=AXES.get, horizontal=True)
 ss.setdefault(f"sw_values_{axis}", DEFAULT_VALUES[axis])
 values_text = c2.text_input(f"Values of {axis} (comma-separated)", key=f"sw_values_{axis}")
 m1, m2 = st.columns([3, 1])
 chosen = m1.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
-law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label,
+law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label, on_change=_on_law_change,
                    help="How the K first tokens are drawn from p: with replacement (iid: K i.i.d. drafts, which every "
                         "rule verifies), without (wor), the K most probable (topk), or the K − 1 most probable and one "
                         "sampled (greedy), which only the token-tree rules (rrs = SpecInfer, traversal) verify.")
+if "sw_law_note" in ss:
+    st.caption(ss.pop("sw_law_note"))
 f1, f2, f3, f4, f5 = st.columns(5)
 K = f1.slider("K (when fixed)", *LIMITS["K"], key="sw_K", disabled=axis == "K")
 L = f2.slider("L (when fixed)", *LIMITS["L"], key="sw_L", disabled=axis == "L")

@@ -259,3 +259,22 @@ def test_the_default_sweep_has_eighteen_runs_per_point(tiny_pair):
     assert (at.number_input(key="sw_tokens").value, at.number_input(key="sw_seeds").value) == (64, 6)
     assert at.multiselect(key="sw_methods").value == ["bv", "spectr_gbv", "rbv"]
     assert "180 generations of up to 64 tokens (162 speculative, 18 target-alone)." in captions(at)
+
+
+def test_every_law_offered_runs_with_the_default_methods(tiny_pair):
+    """Issue 32, item 1 on this page: choosing a law other than iid with the default methods (BV,
+    SpecTr-GBV, RBV: rules on K i.i.d. chains only) takes them out for the token-tree rules, said in
+    one line, instead of refusing the sweep."""
+    from core.rules.registry import REGISTRY
+    for law in ("wor", "topk", "greedy"):
+        at = open_page("pages/sweeps.py", state=pair_state(tiny_pair))
+        at.selectbox(key="sw_law").set_value(law).run()
+        no_errors(at)
+        chosen = at.multiselect(key="sw_methods").value
+        # BV reads one chain: a sample of p under wor and greedy, but topk's is p's argmax
+        out = "SpecTr-GBV, RBV verify" if law != "topk" else "BV, SpecTr-GBV, RBV verify"
+        assert chosen == (["bv"] if law != "topk" else []) + ["specinfer", "traversal"]
+        assert all(REGISTRY[m].token_trees or REGISTRY[m].single_draft for m in chosen)
+        assert (f"{law} drafts are K chains whose first tokens are not i.i.d.: {out} only i.i.d. "
+                "ones and left the methods; SpecInfer, Traversal came in.") in captions(at)
+        assert not at.button(key="sw_go").disabled
