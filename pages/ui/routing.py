@@ -9,6 +9,9 @@ it selects as runnable on the object itself, which a module constant would share
 session of the server.
 A Page built in another call matches the registered one, since Streamlit compares source and URL.
 
+Every page's settings are also a link: ``read_link`` and ``write_link`` (below) keep them in the URL,
+so that a refresh or a copied link opens the same view.
+
 ``router_guard`` relies on Streamlit's PRIVATE API (see its docstring).
 """
 from __future__ import annotations
