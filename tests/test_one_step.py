@@ -373,3 +373,23 @@ def test_block_verification_logs_the_numbers_of_each_test():
         residuals = [s for s in rbv.trace.steps if s.event == "residual"]
         if rbv.tau < 3:                              # the last residual is the one the extra token comes from
             assert residuals and np.array_equal(residuals[-1].vector, rbv.residual)
+
+
+def test_rbv_says_where_it_stands_and_which_drafts_it_skips():
+    """Issue 32, item 6: on the default pair (seeded Markov, V = 3), draft seed 3 draws 0 0 and 1 0;
+    RBV accepts the sub-block 0 of draft 1 (core's trace: a residual step at 0, then a skip of draft
+    2, which starts with 1), so the page says it now stands at 0, skips draft 2, and draws the extra
+    token from T, the trace's residual vector."""
+    from toy_models import random_pair
+    d, t = random_pair("markov", 3, 0.5, 0.6, 1, depth=3)
+    block = draw_block(d, t, 2, 2, 3)
+    assert [block.draft(k) for k in range(2)] == [(0, 0), (1, 0)]
+    trace = get_verifier("rbv").verify(block, np.random.default_rng(0)).trace
+    assert [(s.event, s.node) for s in trace.steps] == [("residual", (0,)), ("skip", (0,))]
+    at = open_page("pages/one_step.py", query={"method": "rbv", "draft_seed": "3", "coin_seed": "0", "shown": "99"})
+    no_errors(at)
+    said = _markdown(at)
+    T = ", ".join(f"T({y}) = {x:.4f}" for y, x in enumerate(trace.steps[0].vector))
+    assert "Draft 1 stops at `0` after 1 of its tokens there: RBV stands at `0` now" in said and T in said
+    assert "Draft 2 does not pass through `0`, so RBV skips it." in said
+    assert "No draft is left to test: the extra token is drawn from this T." in said
