@@ -38,6 +38,39 @@ ss.setdefault("lb_methods", list(default_methods()))
 ss.setdefault("lb_laws", [])
 ss.setdefault("lb_budgets", [])
 ss.setdefault("lb_scheduler", os.environ.get(SCHEDULER_ENV, ""))
+#: The results' sources as a link names them.
+SOURCE_NAMES = dict(zip(("run", "folder", "upload"), SOURCES))
+V_OPTIONS, K_OPTIONS, L_OPTIONS, BUDGETS = (list(range(V_RANGE[0], 7)), list(range(1, 5)), list(range(1, 4)),
+                                            list(range(1, 9)))
+
+
+def _source(text: str) -> str:
+    return SOURCE_NAMES[routing.choice(SOURCE_NAMES)(text)]
+
+
+#: The page's link (``routing.read_link``): where the results come from, the sweep's settings, a
+#: results folder under the results root (opened when a link names it; anywhere else is refused in
+#: one sentence, as a typed name is), and the views' choices.  The Dask scheduler is never in a link:
+#: a link must not choose where this server connects.
+LINK_PARAMS: routing.LinkParams = {
+    "source": ("lb_source", _source),
+    "families": ("lb_families", routing.choices(FAMILIES)),
+    "V": ("lb_V", routing.choices(V_OPTIONS, int)),
+    "K": ("lb_K", routing.choices(K_OPTIONS, int)),
+    "L": ("lb_L", routing.choices(L_OPTIONS, int)),
+    "n": ("lb_n", routing.number(int, 1, 200)),
+    "seed": ("lb_seed", routing.number(int, 0, 10**9)),
+    "methods": ("lb_methods", routing.choices(all_methods())),
+    "laws": ("lb_laws", routing.choices(DRAFT_LAWS)),
+    "budgets": ("lb_budgets", routing.choices(BUDGETS, int)),
+    "path": ("lb_path", str),
+    "T": ("lb_T", float),
+    "a": ("lb_a", routing.choice(all_methods())),
+    "b": ("lb_b", routing.choice(all_methods())),
+    "rule": ("lb_rule", routing.choice(all_methods())),
+}
+opens_folder = routing.is_new_link() and st.query_params.get("source") == "folder" and "path" in st.query_params
+unapplied = routing.read_link(LINK_PARAMS)
 
 st.title("Leaderboard: which rule comes closest to the optimum?")
 st.markdown(
@@ -50,15 +83,18 @@ st.markdown(
 
 # 1. The sweep -------------------------------------------------------------------------------------------
 st.header("1. Choose a sweep")
+if unapplied:
+    st.warning(routing.link_warning(unapplied))
 source = st.radio("Results", SOURCES, key="lb_source", horizontal=True)
+link = {"source": next(k for k, v in SOURCE_NAMES.items() if v == source)}
 if source == SOURCES[0]:
     c1, c2, c3, c4 = st.columns(4)
     families = c1.multiselect("Families", FAMILIES, key="lb_families",
                               help="iid, markov, table: a Dirichlet target and a draft mixed with noise; "
                                    "near: a draft within ε of the target.")
-    Vs = c2.multiselect("Vocabulary sizes V", list(range(V_RANGE[0], 7)), key="lb_V")
-    Ks = c3.multiselect("Drafts K", list(range(1, 5)), key="lb_K")
-    Ls = c4.multiselect("Draft lengths L", list(range(1, 4)), key="lb_L")
+    Vs = c2.multiselect("Vocabulary sizes V", V_OPTIONS, key="lb_V")
+    Ks = c3.multiselect("Drafts K", K_OPTIONS, key="lb_K")
+    Ls = c4.multiselect("Draft lengths L", L_OPTIONS, key="lb_L")
     c5, c6, c7 = st.columns([1, 1, 4])
     n = c5.number_input("Instances per cell n", 1, 200, key="lb_n")
     seed = c6.number_input("Seed", 0, 10**9, key="lb_seed")
@@ -69,7 +105,7 @@ if source == SOURCES[0]:
                                "probable tokens), greedy (the k − 1 most probable and one sampled). Rules defined on "
                                "K i.i.d. chains only run on those; rrs (SpecInfer), traversal and the LP on every "
                                "draft.")
-    budgets = c9.multiselect("Budgets n (none: chains K×L)", list(range(1, 9)), key="lb_budgets",
+    budgets = c9.multiselect("Budgets n (none: chains K×L)", BUDGETS, key="lb_budgets",
                              help="Every tree of n drafted tokens at each L, and the chains (n/L)×L; "
                                   "in place of K. The LP of i.i.d. chains of the same n is the baseline.")
     address = st.sidebar.text_input(
@@ -77,6 +113,10 @@ if source == SOURCES[0]:
         help="Empty: the cluster inside this app. Or a scheduler on this machine, or the one the server's "
              f"{SCHEDULER_ENV} names; its workers need this app's requirements, not its code "
              "(docs/sweeps.md).").strip()
+    link.update(families=",".join(families), V=",".join(map(str, Vs)), K=",".join(map(str, Ks)),
+                L=",".join(map(str, Ls)), n=str(int(n)), seed=str(int(seed)), methods=",".join(methods),
+                laws=",".join(laws), budgets=",".join(map(str, budgets)))
+    routing.write_link(link)
     config = SweepConfig(tuple(families), tuple(sorted(Vs)), () if budgets else tuple(sorted(Ks)),
                          tuple(sorted(Ls)), int(n), tuple(methods), bounds=("lp",), seed=int(seed),
                          laws=tuple(laws), budgets=tuple(sorted(budgets)))
@@ -125,13 +165,16 @@ elif source == SOURCES[1]:
                          f"--out {results_root.shown_root()}NAME`)", key="lb_path",
                          help=f"A name under the server's results root ({results_root.ENV}); a path "
                               "elsewhere, \"..\" or a link out of it is refused. Upload your own results instead.")
-    if st.button("Open", type="primary", key="lb_open"):
+    link["path"] = path
+    routing.write_link(link)
+    if st.button("Open", type="primary", key="lb_open") or opens_folder:
         try:
             ss["lb_result"] = {"frame": results_root.read(path), "origin": f"Results read from `{path.strip()}`."}
         except Exception as exc:  # noqa: BLE001
             ss.pop("lb_result", None)
             errors.show(exc, "the results folder")
 else:
+    routing.write_link(link)
     files = st.file_uploader("Parquet files of a sweep (e.g. every part-….parquet of a results folder)",
                              type=["parquet"], accept_multiple_files=True, key="lb_upload")
     if files and st.button("Open", type="primary", key="lb_open_upload"):
@@ -153,6 +196,12 @@ board = leaderboard(frame)
 score = board["score"]
 name = "E/LP" if score == "ratio_lp" else "E[τ]"
 order = [m["method"] for m in board["methods"]]
+# A view's choice from a link that these results do not have falls back to the view's default.
+for key, options in (("lb_a", order), ("lb_b", order), ("lb_rule", order),
+                     ("lb_T", sorted(set(frame["temperature"])))):
+    if key in ss and ss[key] not in options:
+        del ss[key]
+ss.setdefault("lb_b", "spectr_gbv" if "spectr_gbv" in order else order[-1])
 drafts = "analyses" in board
 sections = iter(range(3, 10))
 st.success(result["origin"])
@@ -227,8 +276,7 @@ if board.get("laws"):
 st.header(f"{next(sections)}. Two rules, instance by instance")
 c1, c2 = st.columns(2)
 a = c1.selectbox("Rule A (x-axis)", order, key="lb_a", format_func=figures.short)
-b = c2.selectbox("Rule B (y-axis)", order, index=order.index("spectr_gbv") if "spectr_gbv" in order else len(order) - 1,
-                 key="lb_b", format_func=figures.short)
+b = c2.selectbox("Rule B (y-axis)", order, key="lb_b", format_func=figures.short)
 keys = group_columns(frame)
 paired = frame.pivot(index=keys, columns="method", values=score).dropna(subset=[a, b])
 hover = [describe(dict(zip(keys, key))) for key in paired.index]
@@ -237,6 +285,7 @@ charts.chart(figures.rule_scatter(paired[a], paired[b], a, b, name, hover, TIE),
 # Where a rule does worst --------------------------------------------------------------------------------
 st.header(f"{next(sections)}. Where a rule does worst")
 rule = st.selectbox("Rule", order, key="lb_rule", format_func=figures.short)
+routing.write_link({**link, **({"T": f"{ss['lb_T']:g}"} if "lb_T" in ss else {}), "a": a, "b": b, "rule": rule})
 columns = [*KEY_COLUMNS, *(c for c in DRAFT_COLUMNS if drafts), "mismatch", "expected_accepted",
            *(c for c in ("lp", "ratio_lp") if c in frame), "fidelity_tv"]
 worst = frame[frame["method"] == rule].sort_values(score, kind="stable").head(10)[columns + ["draft", "target", "temperature"]]

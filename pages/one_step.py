@@ -22,6 +22,9 @@ KIND = {"token": "token", "sub-block": "sub-block", "full-block": "full block"}
 WALKERS = ("traversal", "otv")
 #: The rule that runs rrs, top-down multi-round rejection, on a token tree (``core.rules.specinfer``).
 RRS = "specinfer"
+#: The rule the page opens on for K chains: lossless, it reads every draft, and each of its tests is
+#: shown with its formula (BV on each draft in turn, against the residual the drafts before it left).
+DEFAULT_RULE = "rbv"
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,152 @@ def parent_accepts_note(event: Event) -> str:
             f"with that probability and the extra token is drawn from T.")
 
 
+#: The rules that run block verification on one path at a time and log its numbers with each test
+#: (``core.rules.block.block_verify``): BV on draft 1, RBV on each draft in turn, best-of-K on the
+#: selected draft with its law p* as the draft law.
+BLOCK_RULES = ("bv", "rbv", "best_of_k_bv")
+
+
+#: How each block rule computes the probability of its tests, above the tests themselves.
+BLOCK_HOW = {
+    "bv": "**How BV tests a block.** Along draft 1, x₁ … x_L, the weight starts at w₀ = 1 and each token "
+          "multiplies it by its ratio, capped at 1: w_i = min(1, w_(i−1)·q(x_i)/p(x_i)), so a later token the "
+          "target likes more can win back what an earlier one lost. The tests go from the whole block down: "
+          "the block passes with probability h_L = w_L; a shorter sub-block x≤i with h_i = A_i/(A_i + 1 − w_i), "
+          "where A_i = Σ_y (w_i·q(y|x≤i) − p(y|x≤i))₊ is the mass the residual at x≤i must supply. The first "
+          "pass decides τ; the extra token comes from that residual, ∝ (w_τ·q − p)₊.",
+    "rbv": "**How RBV tests its drafts.** It runs BV on each draft in turn. It stands at a node s (first the "
+           "root) with T, what s still owes the target (first q(·|∅)). A draft through s is checked by BV on "
+           "its continuation, with T in place of q for its first token: w = min(1, w_before·T(x)/p(x)), then "
+           "q's ratios; the block passes with h = w, a sub-block with h = A/(A + 1 − w). A full pass ends the "
+           "iteration; otherwise RBV moves to the node the draft reached and T becomes BV's residual there, "
+           "∝ (w·T − p)₊, which is what the next draft is tested against. A draft that does not pass through "
+           "s is skipped; after the last draft the extra token comes from T.",
+    "best_of_k_bv": "**How best-of-K + BV tests its block.** It picks one of the K drafts (the best by q/p, "
+                    "node by node) and runs BV on it, with the law p* of that selected draft in place of p: "
+                    "w_i = min(1, w_(i−1)·q(x_i)/p*(x_i)); the block passes with h = w, a sub-block with "
+                    "h = A/(A + 1 − w), A = Σ_y (w·q − p*)₊ at that node.",
+}
+
+#: What the probability of each test is, for the rules on K chains that are not block rules.
+TEST_FORMULA = {
+    "sd": "**How SD tests.** Token by token along draft 1: x_i passes with probability min(1, q(x_i)/p(x_i)); "
+          "the first rejection stops, and the correction is drawn from (q − p)₊ normalised.",
+    "spectr": "**How SpecTr tests.** At each node the k drafts still alive are tried in order: a draft's token x "
+              "passes with probability min(1, q(x)/(ρ*·p(x))), ρ* ∈ [1, k] solving 1 − (1 − β)^k = ρ·β with "
+              "β = Σ_y min(p(y), q(y)/ρ) (the node's ρ* is in each line); if all are rejected the token comes "
+              "from (q − ρ*·p)₊.",
+    "specinfer": "**How SpecInfer tests.** At each node the drafts' tokens are tried in order, each x with "
+                 "probability min(1, T(x)/p(x)), T starting at q and replaced after each rejection by "
+                 "(T − p)₊ normalised; the extra token comes from the last T.",
+    "spectr_gbv": "**How SpecTr-GBV tests.** With joint probabilities p(s), q(s), m(s) = min(p(s)/q(s), 1), "
+                  "C(s) = q(s)·[1 − (1 − m(s))^K] and D(s) = 1 − (1 − p(s))^K: a full block passes with "
+                  "h = C/D, a sub-block s with h = [C(s) − Σ_y C(s·y)] / [D(s) − Σ_y C(s·y)] (the paper's Eq. 2; "
+                  "this rule is not lossless, as the toy laboratory measures). Each line gives the node's C and D.",
+    "td_optimal": "**How TD-optimal tests.** At each node an optimal coupling (an LP solved for the node's "
+                  "subtree) proposes one of the drafted tokens, y, which passes with probability "
+                  "min(1, q(y)/r(y)), r being the law of the proposals; otherwise the token is drawn from (q − r)₊.",
+    "typical": "**How typical acceptance tests.** Deterministically: a drafted token x at an accepted node "
+               "passes when q(x) > min(ε, δ·exp(−H(q))), H the entropy of q there (Medusa's rule; lossy).",
+    "lp_optimal": "**How the LP-optimal verifier decides.** It makes no test token by token: given the "
+                  "drafts, it draws the accepted prefix and the extra token at once from the optimal LP's plan.",
+}
+
+
+def test_quantities(trace, t: Test, rule: str) -> str:
+    """The node quantities a rule logged for a test (``trace.quantities``), as a clause: SpecTr's ρ*
+    at the parent node, SpecTr-GBV's C and D at the node itself; "" for the others."""
+    if rule == "spectr" and "rho" in trace.quantities.get(t.node[:-1], {}):
+        return f" (ρ* = {trace.quantities[t.node[:-1]]['rho']:.4f} at `{figures.tokens_str(t.node[:-1])}`)"
+    if rule == "spectr_gbv" and "C" in trace.quantities.get(t.node, {}):
+        v = trace.quantities[t.node]
+        return f" (C = {v['C']:.4f}, D = {v['D']:.4f})"
+    return ""
+
+
+def block_test_line(t: Test, rule: str) -> str:
+    """One test of block verification with its formula and the numbers the rule used (``t.values``):
+    w = min(1, w_before·q(x)/p(x)) and, for a sub-block, h = A/(A + 1 − w) with
+    A = Σ_x (w·q(x|node) − p(x|node))₊; the full block passes with h = w.  RBV's first token after
+    its start node is tested against T, the residual the drafts before it left there."""
+    v, node = t.values, figures.tokens_str(t.node)
+    first_of_rbv = rule == "rbv" and int(v["i"]) == 1
+    q_name = "T(x)" if first_of_rbv else "q(x)"
+    p_name = "p*(x)" if rule == "best_of_k_bv" else "p(x)"
+    weight = (f"w = min(1, w_before·{q_name}/{p_name}) = min(1, {v['w_prev']:.4f} × {v['q']:.4f}/{v['p']:.4f}) "
+              f"= {v['w']:.4f}")
+    if t.kind == "full-block":
+        stop = f"the whole block passes with probability h = w = {t.prob:.4f}"
+    else:
+        stop = (f"A = Σ_y (w·q(y|{node}) − p(y|{node}))₊ = {v['A']:.4f} (the mass a stop here leaves to "
+                f"correct), so it passes with probability h = A/(A + 1 − w) = {v['A']:.4f}/({v['A']:.4f} + 1 − "
+                f"{v['w']:.4f}) = {t.prob:.4f}")
+    return f"Draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)} `{node}`: {weight}; {stop}"
+
+
+def block_log_row(number: int, t: Test, rule: str) -> dict:
+    """A block-verification test as a row of the log table (the trace's numbers)."""
+    v = t.values
+    return {"#": number, "draft": t.draft + 1, "node": figures.tokens_str(t.node), "p(x)": v["p"],
+            "q(x) or T(x)": v["q"], "w before": v["w_prev"], "w": v["w"], "A": v.get("A"),
+            "h: passes with": t.prob, "result": "passed" if t.passed else "rejected"}
+
+
+def draft_done(t: Test) -> bool:
+    """Whether block verification is over for this test's draft: a pass decides, and so does a
+    rejection of its first token (the coins are tossed from the block's end down)."""
+    return t.passed or int(t.values["i"]) == 1
+
+
+def rbv_between(trace, draft: int) -> list[str]:
+    """RBV's lines once draft ``draft`` (0-based) is done: the residual it leaves (its 'residual'
+    step, against which the next draft is tested) and the drafts skipped before the next one tested
+    ('skip' steps: they do not pass through the node RBV stands at), each one sentence with the
+    trace's numbers."""
+    later = [t.draft for t in trace.tests if t.draft > draft]
+    upto = min(later) if later else float("inf")
+    out = []
+    for s in trace.steps:
+        k = int(s.values["draft"])
+        if s.event == "residual" and k == draft:
+            where = figures.tokens_str(s.node)
+            law = ", ".join(f"T({y}) = {x:.4f}" for y, x in enumerate(s.vector)) if len(s.vector) <= 12 else ""
+            out.append(f"Draft {k + 1} stops at `{where}` after {int(s.values['tau'])} of its tokens there: RBV "
+                       f"stands at `{where}` now, with T ← BV's residual, ∝ (w·T − p(·|{where}))₊ with the w and T "
+                       f"this draft had at `{where}`" + (f": {law}." if law else "."))
+        elif s.event == "skip" and draft < k < upto:
+            out.append(f"Draft {k + 1} does not pass through `{figures.tokens_str(s.node)}`, so RBV skips it.")
+    if out and not later:
+        out.append("No draft is left to test: the extra token is drawn from this T.")
+    return out
+
+
+def zero_residual_note(trace, t: Test) -> str | None:
+    """Why a later RBV draft passes with probability 0: its first token after the start node has
+    T(x) = 0 in the residual the drafts before it left, so every weight along it is 0."""
+    first = next((u for u in trace.tests if u.draft == t.draft and int(u.values.get("i", 0)) == 1), None)
+    if first is None or first.values["q"] > 0.0 or t.draft == trace.tests[0].draft:
+        return None
+    x, at = first.node[-1], figures.tokens_str(first.node[:-1])
+    earlier = [u for u in trace.tests if u.draft < t.draft and u.node == first.node and not u.passed]
+    why = (f" Draft {earlier[-1].draft + 1} was rejected at that very token: its test there could fail only "
+           f"with a weight below 1, i.e. w·T({x}) < p({x}), and the residual (w·T − p)₊ keeps nothing of {x}."
+           if earlier else "")
+    return (f"Draft {t.draft + 1} continues from `{at}` with token {x}, where the residual gives T({x}) = 0: "
+            f"its weight is w = min(1, 1 × 0/p) = 0 and stays 0 all along, so each of its tests passes with "
+            f"probability 0.{why}")
+
+
+def distinct_drafts_seed(spec: str, K: int, L: int, tries: int = 100) -> int:
+    """The first draft seed (0, 1, …) whose K drafts all differ, so that the page opens on drafts that
+    each tell something; 0 when none of the first ``tries`` seeds gives that (V^L < K, or p peaked)."""
+    for seed in range(tries):
+        block = cached.draw(spec, K, L, seed)
+        if len({block.draft(k) for k in range(block.K)}) == block.K:
+            return seed
+    return 0
+
+
 def reveal_position(n: int, drafts: tuple) -> int:
     """How many of the ``n`` steps are revealed.  New drafts (``drafts``: the configuration, the two
     seeds and the method) and a first visit start at 0, nothing revealed; a position from the URL
@@ -219,7 +368,7 @@ as_tree = not shape.is_iid_chains(law)
 K, L = shape.K, shape.L
 
 methods = list(cached.TREE_RULES) if as_tree else text.all_methods()
-default = (RRS if RRS in methods else methods[0]) if as_tree else "spectr_gbv" if "spectr_gbv" in methods else methods[0]
+default = (RRS if RRS in methods else methods[0]) if as_tree else DEFAULT_RULE if DEFAULT_RULE in methods else methods[0]
 st.session_state.setdefault("step_method", default)
 if st.session_state.step_method not in methods:
     st.session_state.step_method = default
@@ -227,7 +376,8 @@ c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 method = c1.selectbox("Method to watch", methods, key="step_method",
                       format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection (SpecInfer's "
                       "rule on any tree)" if as_tree and m == RRS else f"{figures.short(m)}: {text.label(m)}")
-st.session_state.setdefault("step_seed", 0)
+if "step_seed" not in st.session_state:
+    st.session_state.step_seed = 0 if as_tree else distinct_drafts_seed(cfg.spec, K, L)
 st.session_state.setdefault("step_coin", 0)
 seed = c2.number_input("Draft seed", 0, 10**9, key="step_seed")
 coin = c3.number_input("Coin seed", 0, 10**9, key="step_coin",
@@ -390,6 +540,26 @@ with errors.guard("the drafts"):
                        "children visited before it. T is what is left of the target at this node. The round "
                        "emits each token x with probability min(T(x), S_i(x)), which is why the node as a whole "
                        "emits q exactly.")
+    elif method in BLOCK_RULES and not as_tree:
+        st.markdown(BLOCK_HOW[method])
+        lines, noted = [], set()
+        for i, t in enumerate(tests[:upto], start=1):
+            outcome = "**passed**" if t.passed else "**rejected**"
+            line = f"{i}. {block_test_line(t, method)}: {outcome}."
+            note = zero_residual_note(verdict.trace, t) if method == "rbv" and t.draft not in noted else None
+            if note:
+                noted.add(t.draft)
+                line += f"  \n   *{note}*"
+            if method == "rbv" and draft_done(t):
+                line += "".join(f"  \n   {extra}" for extra in rbv_between(verdict.trace, t.draft))
+            lines.append(line)
+        if lines:
+            st.markdown("\n".join(lines))
+        if upto:
+            st.dataframe(pd.DataFrame([block_log_row(i, t, method) for i, t in enumerate(tests[:upto], start=1)]),
+                         hide_index=True, width="stretch", key="step_block_log", placeholder="",
+                         column_config={c: st.column_config.NumberColumn(format="%.4f") for c in (
+                             "p(x)", "q(x) or T(x)", "w before", "w", "A", "h: passes with")})
     else:
         lines = []
         for i, t in enumerate(tests[:upto], start=1):
@@ -400,7 +570,10 @@ with errors.guard("the drafts"):
             prob = min(max(t.prob, 0.0), 1.0)
             who = f"the tree offers the {KIND.get(t.kind, t.kind)}" if as_tree else \
                 f"draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)}"
-            lines.append(f"{i}. {who} `{node}`, which passes with probability {prob:.4f}{odd}: {outcome}.")
+            extra = "" if as_tree else test_quantities(verdict.trace, t, method)
+            lines.append(f"{i}. {who} `{node}`{extra}, which passes with probability {prob:.4f}{odd}: {outcome}.")
+        if method in TEST_FORMULA and not as_tree:
+            st.markdown(TEST_FORMULA[method])
         if lines:
             st.markdown("\n".join(lines))
     st.markdown(f"Rejected so far (the set H): {{{', '.join(f'`{h}`' for h in H)}}}" if H else

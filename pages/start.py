@@ -9,6 +9,9 @@ from toy_models import PRESETS
 
 routing.router_guard()
 
+#: The binary toy at K = 2 (the toy laboratory's link; the preset itself opens at K = 1).
+BINARY_TOY_K2 = {"preset": "binary-toy", "K": "2"}
+
 st.title("Speculative decoding with several drafts: learn it, check it")
 st.markdown(
     """
@@ -46,10 +49,13 @@ with left:
                 ["p, q", "K, L", "τ", "E[τ]", "block efficiency", "extra token", "residual", "lossless"]))
 with right:
     st.subheader("Where to start")
-    st.page_link(routing.toy_lab(), label="The binary toy of the block-verification paper",
-                 icon=":material/science:", query_params={"preset": "binary-toy"},
-                 help="V = 2, p = (2/3, 1/3), q = (1/3, 2/3), L = 2: SD gets 10/9, BV 11/9, the acausal bound 12/9.")
-    st.caption("p = (2/3, 1/3), q = (1/3, 2/3), L = 2: why checking a block beats checking tokens.")
+    st.page_link(routing.toy_lab(), label="The binary toy, two drafts", icon=":material/science:",
+                 query_params=BINARY_TOY_K2,
+                 help="The block-verification paper's binary toy, V = 2, L = 2, opened at K = 2 drafts; "
+                      "slide K to 1 for the paper's single-draft case (SD 10/9, BV 11/9).")
+    st.caption("The block-verification paper's toy: p = (2/3, 1/3), q = (1/3, 2/3), L = 2. With one draft BV "
+               "(11/9) beats SD (10/9) by checking the block; with K = 2 drafts, RBV reaches 115/81 and OTV the "
+               "LP optimum 131/81.")
     st.page_link(routing.toy_lab(), label="Why several drafts help", icon=":material/account_tree:",
                  query_params={"preset": "several-drafts", "section": "drafts"},
                  help="A noisy draft of a peaked Markov target: watch E[τ] grow with K.")

@@ -23,7 +23,13 @@ from pages.ui.toy_config import law_label
 routing.router_guard()
 
 AXES = {"K": "number of drafts K", "L": "draft length L", "T": "temperature T"}
-DEFAULT_VALUES = {"K": "1, 2, 3, 4", "L": "1, 2, 4, 6", "T": "0, 0.5, 1"}
+#: The default sweep is chosen for bands a back row can read: three values per axis, 64 new tokens and
+#: 3 prompts × 6 seeds = 18 runs per point.  Measured on the bundled pair (BV, SpecTr-GBV, RBV; K = 1,
+#: 2, 4; L = 4; T = 1): a run's block efficiency has a standard deviation of 0.4 to 0.55 at 64 tokens
+#: (0.4 to 0.7 at 32), so 18 runs give 95% bands of ±0.21 to ±0.25 around means of 3.1 to 3.7, and
+#: RBV's gain over BV at K = 2 and 4 (about 0.45) shows; 6 runs of 32 tokens gave ±0.4 to ±0.7, and 3
+#: runs (t = 4.3) bands from about 1 to L + 1.  Its 162 speculative generations took 77 s on two busy cores.
+DEFAULT_VALUES = {"K": "1, 2, 4", "L": "1, 2, 4", "T": "0, 0.5, 1"}
 #: The values each knob takes, as on every other page (the live decoder's sliders): K and L whole.
 LIMITS = {"K": (1, 8), "L": (1, 8), "T": (0.0, 2.0)}
 #: Readable names of a run's columns (in the CSV and JSON); the others keep theirs.
@@ -68,32 +74,92 @@ st.markdown(
     "Each run drafts K chains of L tokens, by the chosen draft law (the law draws the K first tokens, each "
     "chain goes on i.i.d.); token trees are the live decoder's. "
     "Each point averages over prompts and seeds; the shaded band, where a point has two runs or "
-    "more, is a 95% confidence interval for that average. "
+    "more, is a 95% confidence interval for that average; it narrows as 1/√n with the n runs of a point, "
+    "so halving it takes four times the seeds. "
     "The dashed line, where the rule has one, is 1 + E[τ | drafts]: the exact expectation over the "
     "verifier's coins given the drafts actually drawn (less noisy than the measured value). "
     "Speedup is tokens per second relative to the target model generating alone.")
 
 ss = st.session_state
 methods = pair_picker.decoder_methods()
+
+
+def _whole(text_: str) -> bool:
+    if text_ not in ("0", "1"):
+        raise ValueError(text_)
+    return text_ == "1"
+
+
+#: The page's link (``routing.read_link``): its settings, the sweep's values (of the axis the link
+#: names), and the pair (``pair_picker.pair_link_params``).  A link opens the settings; the sweep
+#: runs when the reader presses the button.
+SWEEP_PARAMS: routing.LinkParams = {
+    "axis": ("sw_axis", routing.choice(AXES)),
+    "methods": ("sw_methods", routing.choices(methods)),
+    "law": ("sw_law", routing.choice(LAWS)),
+    "K": ("sw_K", routing.number(int, *LIMITS["K"])),
+    "L": ("sw_L", routing.number(int, *LIMITS["L"])),
+    "T": ("sw_T", routing.number(float, *LIMITS["T"])),
+    "tokens": ("sw_tokens", routing.number(int, 8, 512)),
+    "seeds": ("sw_seeds", routing.number(int, 1, 20)),
+    "prompts": ("sw_prompts", str),
+    "baseline": ("sw_baseline", _whole),
+    **pair_picker.pair_link_params("dec"),
+}
+new_link = routing.is_new_link()
+unapplied = routing.read_link(SWEEP_PARAMS)
+if new_link and "values" in st.query_params:
+    # the values belong to the axis the link names; a bad list is refused below, as a typed one is
+    ss[f"sw_values_{ss.get('sw_axis', 'K')}"] = st.query_params["values"]
 ss.setdefault("sw_axis", "K")
 ss.setdefault("sw_methods", [m for m in ("bv", "spectr_gbv", "rbv") if m in methods])
 ss.setdefault("sw_prompts", "import os\\n\ndef main():\\n\nclass Config:\\n")
-ss.setdefault("sw_tokens", 32)
-ss.setdefault("sw_seeds", 2)
+ss.setdefault("sw_tokens", 64)
+ss.setdefault("sw_seeds", 6)
 ss.setdefault("sw_K", 2)
 ss.setdefault("sw_L", 4)
 ss.setdefault("sw_T", 1.0)
 ss.setdefault("sw_law", "iid")
+ss.setdefault("sw_baseline", True)
+
+
+
+def _on_law_change() -> None:
+    """Every law offered runs: under a law other than iid the K first tokens are not i.i.d., which the
+    token-tree rules verify, and a single-draft rule still reads its one chain; the other rules are
+    taken out of the methods, and the lossless token-tree rules come in where no chosen rule reads
+    several drafts, said in one line."""
+    def verifies(m: str) -> bool:         # the drafts it gets: one chain, or K ≥ 2 chains by the law
+        try:
+            check_plan(m, StaticPlan.chains(1 if REGISTRY[m].single_draft else 2, 1, ss.sw_law))
+        except DecodingError:
+            return False
+        return True
+
+    kept = [m for m in ss.sw_methods if verifies(m)]
+    out = [m for m in ss.sw_methods if m not in kept]
+    added = [] if any(not REGISTRY[m].single_draft for m in kept) else \
+        [m for m in methods if REGISTRY[m].token_trees and REGISTRY[m].lossless_by_theory and m not in kept]
+    ss.sw_methods = kept + added
+    if out:
+        names = ", ".join(figures.short(m) for m in out)
+        ss.sw_law_note = (f"{ss.sw_law} drafts are K chains whose first tokens are not i.i.d.: {names} "
+                          f"{'verifies' if len(out) == 1 else 'verify'} only i.i.d. ones and left the methods"
+                          + (f"; {', '.join(figures.short(m) for m in added)} came in" if added else "") + ".")
+
 
 c1, c2 = st.columns([1, 2])
 axis = c1.radio("Sweep over", list(AXES), key="sw_axis", format_func=AXES.get, horizontal=True)
-values_text = c2.text_input(f"Values of {axis} (comma-separated)", value=DEFAULT_VALUES[axis], key=f"sw_values_{axis}")
+ss.setdefault(f"sw_values_{axis}", DEFAULT_VALUES[axis])
+values_text = c2.text_input(f"Values of {axis} (comma-separated)", key=f"sw_values_{axis}")
 m1, m2 = st.columns([3, 1])
 chosen = m1.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
-law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label,
+law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label, on_change=_on_law_change,
                    help="How the K first tokens are drawn from p: with replacement (iid: K i.i.d. drafts, which every "
                         "rule verifies), without (wor), the K most probable (topk), or the K − 1 most probable and one "
                         "sampled (greedy), which only the token-tree rules (rrs = SpecInfer, traversal) verify.")
+if "sw_law_note" in ss:
+    st.caption(ss.pop("sw_law_note"))
 f1, f2, f3, f4, f5 = st.columns(5)
 K = f1.slider("K (when fixed)", *LIMITS["K"], key="sw_K", disabled=axis == "K")
 L = f2.slider("L (when fixed)", *LIMITS["L"], key="sw_L", disabled=axis == "L")
@@ -101,10 +167,15 @@ T = f3.slider("T (when fixed)", *LIMITS["T"], step=0.1, key="sw_T", disabled=axi
 n_tokens = f4.number_input("New tokens per run", 8, 512, step=8, key="sw_tokens")
 n_seeds = f5.number_input("Seeds per prompt", 1, 20, key="sw_seeds")
 prompts_text = st.text_area("Prompts (one per line; write \\n for a newline)", key="sw_prompts", height=90)
-baseline = st.checkbox("Measure the target alone for the speedup", value=True, key="sw_baseline")
+baseline = st.checkbox("Measure the target alone for the speedup", key="sw_baseline")
 
 # The pair comes after the controls: a widget not drawn in a run loses its value.
 pair = pair_picker.pair_picker("dec")
+routing.write_link({"axis": axis, "values": values_text, "methods": ",".join(chosen), "law": law, "K": str(K),
+                    "L": str(L), "T": f"{T:g}", "tokens": str(int(n_tokens)), "seeds": str(int(n_seeds)),
+                    "prompts": prompts_text, "baseline": str(int(baseline)), **pair_picker.pair_link("dec")})
+if unapplied:
+    st.warning(routing.link_warning(unapplied))
 if pair is None:
     st.stop()
 if "sw_result" in ss and ss["sw_result"]["pair"] != pair_picker.pair_id(pair):
@@ -265,9 +336,12 @@ if "speedup" in df:
     names = ci_names("speedup")
     summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
 if single and ax == "K":
-    st.caption(f"{' and '.join(figures.short(m) for m in single)} check one draft, so they draw one whatever "
-               "K is (the column “drafts drawn” of the CSV): their points at every K are runs of the same "
-               "decoder, flat up to noise. Drawing K drafts for them would only make them slower as K grows.")
+    one = len(single) == 1
+    st.caption(f"{' and '.join(figures.short(m) for m in single)} {'checks' if one else 'check'} one draft, so "
+               f"{'it draws' if one else 'they draw'} one whatever K is (the column “drafts drawn” of the CSV): "
+               f"{'its' if one else 'their'} points at every K are runs of the same decoder, flat up to noise. "
+               f"Drawing K drafts for {'it' if one else 'them'} would only make {'it' if one else 'them'} slower "
+               "as K grows.")
 n_lo, n_hi = int(summary["runs"].min()), int(summary["runs"].max())
 runs_text = f"{n_lo} run{'s' * (n_lo > 1)}" if n_lo == n_hi else f"between {n_lo} and {n_hi} runs"
 st.caption(

@@ -53,7 +53,17 @@ if not methods:
 
 too_large = cached.refused(cfg.V, cfg.K, cfg.L, methods)
 if too_large:  # past core's hard limit: no button can compute these, so none is offered
-    st.warning(cached.refusal_note(cfg.V, cfg.K, cfg.L, methods))
+    # a rule whose E[τ] has a closed form on these models gives it, with no estimate of a computation
+    draft, target = cfg.models
+    closed = {m: REGISTRY[m].model_expected_tau(draft, target, cfg.K, cfg.L) for m in too_large
+              if hasattr(REGISTRY[m], "model_expected_tau")}
+    closed = {m: v for m, v in closed.items() if v is not None}
+    if [m for m in too_large if m not in closed]:
+        st.warning(cached.refusal_note(cfg.V, cfg.K, cfg.L, [m for m in too_large if m not in closed]))
+    for m, value in closed.items():
+        st.info(f"{figures.short(m)}: E[τ] = {value:.4f}, in closed form (the sum over depths i of the chance "
+                f"that its walk reaches depth i). Its whole output law, over V^(L+1) = {cfg.V ** (cfg.L + 1):,} "
+                "sequences, is too large to compute here, so its fidelity error and its row below are not shown.")
     methods = [m for m in methods if m not in too_large]
 if not methods:
     st.info("None of the chosen methods can be computed exactly on this configuration; lower V, K or L.")
@@ -100,6 +110,22 @@ for b in BOUND_KEYS:
     bounds[b] = None if v is None or isinstance(v, Exception) else float(v)
     if isinstance(v, Exception):
         problems.append(f"{figures.BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
+
+exact_tau = {r["method"]: r["expected_accepted"] for r in rows}
+
+
+def td_optimal_note(tau: dict[str, float]) -> str:
+    """Why TD-optimal sits below BV at K = 1, with the values on the page (``tau``: E[τ] by rule)."""
+    def value(m: str) -> str:
+        return text.fraction(tau[m]) or text.fmt(tau[m])
+    sd = f", SD's E[τ] = {value('sd')}" if "sd" in tau else ""
+    bv = (f"BV ({value('bv')}) reads the whole block before it decides, which no top-down rule does, and "
+          "can sit above it." if "bv" in tau else "Block rules such as BV read the whole block before they "
+          "decide, which no top-down rule does, and can do better.")
+    return ("At K = 1 the best top-down rule is token-level SD: a top-down rule settles each token at its node "
+            "before it sees the rest of the draft, and with one draft the most it can accept there is "
+            f"min(p, q), SD's test. So TD-optimal ({value('td_optimal')}) equals SD here{sd}; {bv}")
+
 
 # ------------------------------------------------------------------------------------------------
 # One section at a time: only the open tab is computed and drawn (``toy_config.LAB_SECTIONS`` says
@@ -154,6 +180,8 @@ if tab_methods.open:
                     "lossless, so its bar is not a fair comparison). The horizontal lines are the bounds; a "
                     "lossless method can never rise above the LP optimum.",
                     ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
+            if cfg.K == 1 and "td_optimal" in exact_tau:
+                st.caption(td_optimal_note(exact_tau))
             lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
             above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
             if lossy:

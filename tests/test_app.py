@@ -62,6 +62,53 @@ def test_lab_binary_toy_preset_matches_the_paper():
     assert float(metrics["LP optimum"]) == pytest.approx(11 / 9, abs=1e-4)
 
 
+def test_start_binary_toy_link_opens_the_two_draft_case_it_describes():
+    """Issue 32, item 7: the Start page's binary-toy link opens at K = 2 with a label short enough
+    for its column (the browser test checks that it is not cut), and the page it opens shows the
+    numbers the caption gives.  By hand: SD's α = Σ min(p, q) = ⅓ + ⅓ = ⅔ and E[τ] = α + α² = 10/9
+    whatever K; OTV attains the LP optimum, which core's LP solves (a second computation)."""
+    from core import bounds
+    from toy_models import PRESETS
+    start = open_page("pages/start.py")
+    link = next(p.proto for p in start.get("page_link") if p.proto.query_string.startswith("preset=binary-toy"))
+    assert link.query_string == "preset=binary-toy&K=2" and link.label == "The binary toy, two drafts"
+    caption = next(c.value for c in start.caption if c.value.startswith("The block-verification paper's toy"))
+    assert "115/81" in caption and "131/81" in caption
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy", "K": "2"})
+    no_errors(at)
+    assert at.session_state["toy_K"] == 2 and not any("not applied" in w.value for w in at.warning)
+    table = _lab_table(at).set_index("method")
+    pr = PRESETS["binary-toy"]
+    lp = bounds.optimal_lp(pr.draft, pr.target, 2, 2).value
+    assert table.loc["SD", "E[τ] as a fraction"] == "10/9" and table.loc["RBV", "E[τ] as a fraction"] == "115/81"
+    assert table.loc["OTV", "E[τ]"] == pytest.approx(lp, abs=1e-9) and table.loc["OTV", "E[τ] as a fraction"] == "131/81"
+
+
+def test_lab_offers_every_registered_rule_at_first():
+    """Issue 32, item 7: a first visit shows all the registered rules, the LP-optimal verifier and
+    typical acceptance included, in the table and as bars."""
+    from core.rules.registry import REGISTRY
+    at = open_page("pages/toy_lab.py")
+    no_errors(at)
+    shorts = [cls.short for cls in REGISTRY.values()]
+    assert list(_lab_table(at)["method"]) == shorts and len(shorts) == 12
+    assert {"LP-optimal", "Typical"} <= {t["name"].split(" = ")[0] for t in figure(at, "Expected accepted tokens")["data"]}
+
+
+def test_lab_says_why_td_optimal_sits_below_bv_at_K_1():
+    """Issue 32, item 7: at K = 1 the best top-down rule is SD (its plan at one draft is min(p, q),
+    SD's test; td_optimal's docstring), so on the binary toy TD-optimal = SD = 10/9 < BV = 11/9."""
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    no_errors(at)
+    table = _lab_table(at).set_index("method")
+    assert table.loc["TD-optimal", "E[τ] as a fraction"] == table.loc["SD", "E[τ] as a fraction"] == "10/9"
+    note = next(c.value for c in at.caption if c.value.startswith("At K = 1 the best top-down rule is token-level SD"))
+    assert "TD-optimal (10/9) equals SD here, SD's E[τ] = 10/9; BV (11/9)" in note
+    slider = next(s for s in at.sidebar.slider if s.key == "toy_K")
+    slider.set_value(2).run()
+    assert not any(c.value.startswith("At K = 1 the best") for c in at.caption)
+
+
 def test_lab_changing_K_changes_table_and_figures():
     at = open_page("pages/toy_lab.py")
     no_errors(at)
@@ -284,7 +331,7 @@ def test_lab_copy_this_configuration_reproduces_the_numbers(tmp_path):
     import os
     import subprocess
     import sys
-    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy", "methods": "sd,bv"})
     no_errors(at)
     assert not at.code                                  # drawn only once the reader opens the box
     open_box(at, "lab_copy")
@@ -314,7 +361,7 @@ def _tree_nodes(fig: dict) -> int:
 def test_step_tree_nodes_follow_K_and_seed():
     at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
     no_errors(at)
-    tree = figure(at, "SpecTr-GBV")
+    tree = figure(at, "RBV:")
     n = _tree_nodes(tree)
     assert n == at.session_state["step_nodes"]
     assert 1 + 3 <= n <= 1 + 3 * 3                       # K = 3 drafts of length 3 share a root
@@ -324,7 +371,7 @@ def test_step_tree_nodes_follow_K_and_seed():
     assert at.dataframe[0].value["tokens"].tolist() != drafts_before
     slider(at, "toy_K").set_value(1).run()
     no_errors(at)
-    assert _tree_nodes(figure(at, "SpecTr-GBV")) == 1 + 3   # one draft of length 3: a path
+    assert _tree_nodes(figure(at, "RBV:")) == 1 + 3   # one draft of length 3: a path
 
 
 def test_step_reveal_and_compare_methods():
@@ -332,7 +379,7 @@ def test_step_reveal_and_compare_methods():
     at.button(key="step_all").click().run()
     n_tests = at.session_state["step_pos"]
     assert n_tests >= 1
-    full = figure(at, "SpecTr-GBV")
+    full = figure(at, "RBV:")
     assert any(t.get("name") == "extra token (correction or bonus)" for t in full["data"])
     reveal(at, 0)
     no_errors(at)
@@ -685,7 +732,7 @@ def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_agains
     assert set(BEST) <= names
     otv = next(t for t in vs_K["data"] if t["name"].split(" = ")[0] == "OTV")
     assert list(otv["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
-    for label in ("The binary toy of the block-verification paper", "Is SpecTr-GBV lossless?"):
+    for label in ("The binary toy, two drafts", "Is SpecTr-GBV lossless?"):
         page, query = links[label]
         at = open_page(f"pages/{page}.py", query=query)
         no_errors(at)
@@ -891,7 +938,7 @@ def test_live_decoder_refuses_a_draft_it_cannot_verify_in_one_sentence(tiny_pair
     assert error == ("This draft is refused: bv is defined on K i.i.d. chains only, not on b = (2, 2), wor; use the iid law on chains, "
                      "or one of rrs (specinfer), traversal, typical.")
     assert at.button(key="dec_go").disabled
-    for state, says in ((dict(dec_b="2,x"), "--tree must be comma-separated integers"),
+    for state, says in ((dict(dec_b="2,x"), "a tree's branching b must be comma-separated integers"),
                         (dict(dec_b="8,8", dec_method="traversal"), "b = (8, 8), wor drafts 72 tokens"),
                         (dict(dec_shape="dynamic", dec_budget=40, dec_K=2, dec_L=3),
                          "a dynamic tree of depth 3 expanding 2 nodes per depth has only 10 candidates")):
@@ -928,3 +975,36 @@ def test_lab_gain_by_depth_tab_shows_each_method_beside_sd():
     table = markdown_table(at, "| method | d |")     # the last row of each method: depth L = 2
     assert table[figures.short("bv")][:4] == ["2", "0.5556", "0.4444", "0.1111"]
     assert set(table) == {figures.short("bv"), figures.short("traversal")}
+
+
+def test_lab_gives_sd_in_closed_form_where_its_exact_law_is_too_large():
+    """Issue 32, item 7: at a huge V the refusal estimates no enumeration time for SD, whose E[τ] has
+    a closed form; the page gives it.  By hand: p uniform on V = 4000 tokens, q = 2/V on the first
+    half and 0 on the rest: α = Σ min(p, q) = 2000 · (1/4000) = 1/2, so E[τ] = α + α² = 0.75 at L = 2."""
+    V = 4000
+    p = json.dumps({"kind": "iid", "probs": [1 / V] * V})
+    q = json.dumps({"kind": "iid", "probs": [2 / V] * (V // 2) + [0.0] * (V // 2)})
+    at = open_page("pages/toy_lab.py", state={"toy_source": "JSON", "toy_json_p": p, "toy_json_q": q,
+                                               "toy_K": 2, "toy_L": 2, "toy_methods": ["sd", "bv", "rbv"]})
+    assert not at.exception
+    [info] = [i.value for i in at.info if i.value.startswith("SD:")]
+    assert info.startswith("SD: E[τ] = 0.7500, in closed form") and "64,000,000,000 sequences" in info
+    [warning] = [w.value for w in at.warning if w.value.startswith("Too large")]
+    assert "BV (" in warning and "RBV (" in warning and "SD (" not in warning
+
+
+def test_sd_closed_form_agrees_with_the_exact_analysis():
+    """The closed form against the exact law's E[τ] (the node recursion over every output), on
+    context-independent and first-order Markov pairs, and the binary toy's 10/9 by hand."""
+    from core.analysis.exact import exact_analysis
+    from core.rules.token_level import SD
+    from toy_models import PRESETS, random_pair
+    pr = PRESETS["binary-toy"]
+    assert SD.model_expected_tau(pr.draft, pr.target, 1, 2) == pytest.approx(10 / 9, abs=1e-15)
+    for kind, V, L, T in (("iid", 4, 3, 1.0), ("markov", 3, 3, 1.0), ("markov", 4, 2, 0.7)):
+        d, t = random_pair(kind, V, 0.5, 0.6, 3)
+        d, t = d.with_temperature(T), t.with_temperature(T)
+        assert SD.model_expected_tau(d, t, 2, L) == pytest.approx(exact_analysis("sd", d, t, 2, L).expected_accepted,
+                                                                  abs=1e-12)
+    d, t = random_pair("table", 3, 0.5, 0.6, 3)
+    assert SD.model_expected_tau(d, t, 2, 2) is None

@@ -356,12 +356,23 @@ def test_slider_updates_figure(server, browser_page):
 
 
 def test_start_link_opens_preset(server, browser_page):
+    """Issue 32, item 7: at 1280 px no link label of the Start page is cut, and the binary toy's
+    opens at K = 2 (SD's E[τ] = ⅔ + (⅔)² = 10/9 whatever K)."""
     page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{server}/")
     settle(page, 1)
-    page.get_by_role("link", name="The binary toy of the block-verification paper").click()
+    cut = page.get_by_test_id("stPageLink").evaluate_all(
+        "links => links.map(a => Array.from(a.querySelectorAll('span, p, div'))"
+        ".filter(e => e.children.length === 0 && e.scrollWidth > e.clientWidth + 1)"
+        ".map(e => e.textContent)).flat()")
+    assert not cut, cut
+    page.get_by_role("link", name="The binary toy, two drafts").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1, timeout=120)
-    assert "Binary toy" in page.inner_text("body")
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    assert "Binary toy" in page.inner_text("body") and "K=2" in page.url
+    expect(page.locator('[data-testid="stSidebar"] input[type="range"][aria-label="Drafts per iteration K"]')
+           ).to_have_value("2")
     bars = figure_data(page, "Expected accepted tokens")
     sd = next(d["y"][0] for d in bars if d["name"] == "SD")
     assert abs(sd - 10 / 9) < 1e-9
@@ -917,29 +928,30 @@ def test_sweeps_refuse_values_past_the_limits_merge_repeats_and_cut_their_bands(
         assert ys and min(ys) >= low, (title, min(ys))
     text = page.inner_text("body")
     assert "Cut at a bound (the block efficiency interval reached below 1 or above L + 1)" in text   # t(1) = 12.7
-    assert "BV check one draft, so they draw one whatever K is" in text
+    assert "BV checks one draft, so it draws one whatever K is" in text
     assert "keeps the t-interval's coverage" in text
 
 
 def test_one_step_starts_hidden_and_new_drafts_hide_again(server, browser_page):
     """Item 6: a first visit and "New drafts" show nothing revealed and no count of the tests;
-    "Reveal all" names it once the verification has ended."""
+    "Reveal all" names it once the verification has ended.  Issue 32, item 6: the page opens on RBV,
+    lossless, and on the first seed whose drafts differ."""
     page = browser_page
     page.goto(f"{server}/one_step?preset=several-drafts")
     settle(page, 1)
     main = page.get_by_test_id("stMain")
-    expect(chart_titled(page, "SpecTr-GBV: before the first test")).to_be_visible()
+    expect(chart_titled(page, "RBV: before the first test")).to_be_visible()
     expect(main.get_by_text("Nothing revealed yet: press Next test to watch the first test.")).to_be_visible()
     assert page.locator('input[type="range"][aria-label="Tests revealed"]').count() == 0
     expect(page.get_by_role("button", name="Back")).to_be_disabled()
     rerun(page, page.get_by_role("button", name="Reveal all").click)
     ended = main.get_by_text(re.compile(r"^The verification ended after \d+ tests?\.$"))
     outcome(page, ended, charts=3)
-    expect(chart_titled(page, "SpecTr-GBV: τ = ")).to_be_visible()
+    expect(chart_titled(page, "RBV: τ = ")).to_be_visible()
     rerun(page, page.get_by_role("button", name="New drafts").click)
-    outcome(page, chart_titled(page, "SpecTr-GBV: before the first test"), charts=1)
+    outcome(page, chart_titled(page, "RBV: before the first test"), charts=1)
     expect(ended).to_have_count(0)
-    assert page.get_by_role("spinbutton", name="Draft seed").input_value() == "1"
+    assert page.get_by_role("spinbutton", name="Draft seed").input_value() == "7"    # seed 6: the first with 3 distinct drafts
     no_exception(page)
 
 
@@ -961,7 +973,7 @@ def test_start_links_show_the_best_rules_and_several_drafts_opens_e_tau_against_
 
     page.goto(f"{server}/")
     settle(page)
-    page.get_by_role("link", name="The binary toy of the block-verification paper").click()
+    page.get_by_role("link", name="The binary toy, two drafts").click()
     outcome(page, heading(page, "Toy laboratory"), charts=1)
     shown = chips(page, "Methods")
     assert {text.method_name(m) for m in toy_config.BEST_METHODS} <= set(shown), shown
@@ -995,10 +1007,9 @@ def test_raw_values_the_step_log_and_a_model_error(server, browser_page):
     expect(page.get_by_test_id("stAlertContentError")).to_have_text("Draft (p): probs sums to 1.1, not 1.")
 
 
-def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, browser_page, results_dir, tmp_path):
-    """Item 10: "..", an absolute path elsewhere and a link out of the results root are refused in
-    one sentence; a folder under the root and an uploaded Parquet file open; item 8: the fidelity
-    errors of the worst instances read as 4e-17, not 0.00000000000000004."""
+def tiny_results_and_a_secret(results_dir: Path, tmp_path: Path) -> Path:
+    """The tiny sweep as ``tiny.parquet`` under the results root (written once, serially), and a folder
+    outside the root holding a secret; returns that folder."""
     from core.sweep.config import SweepConfig
     from core.sweep.engine import run_sweep
     from core.sweep.store import ResultsStore
@@ -1009,6 +1020,14 @@ def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, brows
     outside = tmp_path / "private"
     outside.mkdir()
     (outside / "secret.txt").write_text("not for students")
+    return outside
+
+
+def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, browser_page, results_dir, tmp_path):
+    """Item 10: "..", an absolute path elsewhere and a link out of the results root are refused in
+    one sentence; a folder under the root and an uploaded Parquet file open; item 8: the fidelity
+    errors of the worst instances read as 4e-17, not 0.00000000000000004."""
+    outside = tiny_results_and_a_secret(results_dir, tmp_path)
     link = results_dir / "link.parquet"
     if not link.is_symlink():
         link.symlink_to(outside)
@@ -1119,3 +1138,77 @@ def test_claims_page_lists_every_source_with_verdicts_and_links(server, browser_
     page.screenshot(path=str(SHOTS / "claims_registry.png"), full_page=True)
     link = main.get_by_role("link", name="open").first
     assert "toy_lab?" in link.get_attribute("href") or "draft_trees?" in link.get_attribute("href")
+
+
+@pytest.fixture
+def fresh_browser(playwright, chromium, tmp_path):
+    """Open a URL in a fresh browser: a new profile each time (no cookie, no storage, no Streamlit
+    session), at a lecture hall's 1280×720, as a student opening a lecturer's link would."""
+    contexts = []
+
+    def open_url(url: str):
+        ctx = playwright.chromium.launch_persistent_context(
+            tmp_path / f"profile-{len(contexts)}", executable_path=chromium, headless=True, args=ARGS,
+            viewport={"width": 1280, "height": 720})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.goto(url)
+        return page
+
+    yield open_url
+    for ctx in contexts:
+        ctx.close()
+
+
+def test_a_sweeps_link_restores_its_settings_in_a_fresh_browser(server, fresh_browser, tmp_path):
+    """Issue 32, item 2: a Sweeps link (settings and pair) opens the same settings in a fresh
+    browser; a change is written back to the address, and that address opens it in another one."""
+    from urllib.parse import urlencode
+
+    from tests.apptest import make_tiny_pair
+
+    target, draft = make_tiny_pair(tmp_path / "pair")
+    query = {"pair": "local", "target": target, "draft": draft, "axis": "L", "values": "1, 3",
+             "methods": "specinfer,traversal", "law": "wor", "K": "3", "tokens": "16", "seeds": "5",
+             "prompts": "x = 1\\n", "baseline": "0"}
+    page = fresh_browser(f"{server}/sweeps?{urlencode(query)}")
+    loaded = page.get_by_test_id("stSidebar").get_by_test_id("stCaptionContainer").filter(
+        has_text=f"Loaded: target {target},")
+    outcome(page, loaded)
+    plan = page.get_by_text("generations of up to 16 tokens")
+    outcome(page, plan)
+    expect(page.get_by_label("Values of L (comma-separated)")).to_have_value("1, 3")
+    expect(page.get_by_label("Seeds per prompt")).to_have_value("5")
+    assert chips(page, "Methods") == ["SpecInfer", "Traversal"]
+    expect(page.get_by_text("speculative, 0 target-alone")).to_be_visible()       # baseline off
+    assert not page.get_by_test_id("stAlertContentWarning").count()
+    no_exception(page)
+    set_number(page, page.get_by_label("Seeds per prompt"), "4")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('seeds') === '4'", timeout=60_000)
+    again = fresh_browser(page.url)
+    outcome(again, again.get_by_text("generations of up to 16 tokens"))
+    expect(again.get_by_label("Seeds per prompt")).to_have_value("4")
+    expect(again.get_by_label("Values of L (comma-separated)")).to_have_value("1, 3")
+    no_exception(again)
+
+
+def test_a_leaderboard_link_opens_its_results_under_the_root_in_a_fresh_browser(server, fresh_browser, results_dir,
+                                                                               tmp_path):
+    """Issue 32, item 2: a Leaderboard link naming a results folder under the root opens it, with the
+    rule it names, in a fresh browser; a link naming a folder outside the root is refused in one
+    banner and shows nothing of it."""
+    outside = tiny_results_and_a_secret(results_dir, tmp_path)
+
+    page = fresh_browser(f"{server}/leaderboard?source=folder&path=tiny.parquet&rule=traversal")
+    outcome(page, page.get_by_text("Results read from tiny.parquet."), charts=3)
+    expect(page.get_by_text(re.compile(r"instances with the lowest E/LP of Traversal, lowest first"))).to_be_visible()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('rule') === 'traversal'", timeout=60_000)
+    no_exception(page)
+    for path, words in (("../private", "names a folder above the results root"),
+                        (str(outside), "is outside the results root")):
+        bad = fresh_browser(f"{server}/leaderboard?source=folder&path={path}")
+        error = bad.get_by_test_id("stAlertContentError")
+        expect(error).to_contain_text(words, timeout=SLOW * 1000)
+        settle(bad)
+        assert error.count() == 1 and "not for students" not in bad.inner_text("body")
+        no_exception(bad)

@@ -193,7 +193,7 @@ def test_refusals_are_one_sentence():
     assert not at.exception
     assert [e.value for e in at.error] == ["This shape cannot be drafted: b\\_2 must be an integer ≥ 1, got 0."]
     at.text_input(key="tree_b").set_value("two").run()
-    assert [e.value for e in at.error][0].startswith("This shape cannot be drafted: --tree must be comma-separated")
+    assert [e.value for e in at.error][0].startswith("This shape cannot be drafted: a tree's branching b must be comma-separated")
 
 
 def test_new_tree_draws_another_seeded_tree():

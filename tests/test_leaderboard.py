@@ -361,3 +361,52 @@ def test_an_uploaded_results_file_opens_and_anything_else_is_one_sentence(result
         assert words in error and "\n" not in error and "explorer-upload-" not in error
         assert "lb_result" not in at.session_state
     assert not list(Path(tempfile.gettempdir()).glob("explorer-upload-*"))         # nothing left behind
+
+
+def _url(at) -> dict[str, str]:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_a_link_restores_the_sweep_settings_and_never_the_scheduler():
+    """Issue 32, item 2: the sweep's settings are in the URL and a new session on it shows them; the
+    Dask scheduler is never in a link (a link must not choose where the server connects); a bad
+    value is named in one banner."""
+    at = open_page("pages/leaderboard.py", state={**TINY, "lb_scheduler": "tcp://127.0.0.1:9"})
+    no_errors(at)
+    url = _url(at)
+    assert {k: url[k] for k in ("source", "families", "V", "K", "L", "n", "seed", "methods", "laws", "budgets")} == {
+        "source": "run", "families": "iid", "V": "2", "K": "1,2", "L": "1", "n": "2", "seed": "7",
+        "methods": ",".join(METHODS), "laws": "", "budgets": ""}
+    assert not any("scheduler" in k or "tcp" in v for k, v in url.items())
+    again = open_page("pages/leaderboard.py", query={**url, "scheduler": "tcp://10.0.0.1:8786"})
+    no_errors(again)
+    assert not again.warning
+    assert again.multiselect(key="lb_K").value == [1, 2] and again.number_input(key="lb_seed").value == 7
+    assert again.multiselect(key="lb_methods").value == METHODS
+    assert again.sidebar.text_input(key="lb_scheduler").value != "tcp://10.0.0.1:8786"
+    bad = open_page("pages/leaderboard.py", query={**url, "K": "9", "source": "elsewhere"})
+    [banner] = [w.value for w in bad.warning]
+    assert "K=9 is not a value this page offers" in banner and "source=elsewhere" in banner
+
+
+def test_a_link_opens_a_results_folder_under_the_root_and_refuses_one_outside(results_root_folder, monkeypatch):
+    """Issue 32, item 2: a link naming a results folder under the root opens it with the views it
+    names; one naming a folder outside the root is refused in one banner, nothing of it read."""
+    root, outside = results_root_folder
+    monkeypatch.setenv("EXPLORER_RESULTS_ROOT", str(root))
+    at = open_page("pages/leaderboard.py", query={"source": "folder", "path": "tiny.parquet", "rule": "rbv",
+                                                   "a": "sd", "b": "bv"})
+    no_errors(at)
+    assert len(at.session_state["lb_result"]["frame"]) == 4 * len(METHODS)
+    assert (at.selectbox(key="lb_rule").value, at.selectbox(key="lb_a").value, at.selectbox(key="lb_b").value) == \
+        ("rbv", "sd", "bv")
+    url = _url(at)
+    assert (url["source"], url["path"], url["rule"], url["a"], url["b"]) == ("folder", "tiny.parquet", "rbv", "sd", "bv")
+    again = open_page("pages/leaderboard.py", query=url)                # the refresh: a new session
+    no_errors(again)
+    assert again.selectbox(key="lb_rule").value == "rbv"
+    for path, words in (("../private/theirs.parquet", "above the results root"),
+                        (str(outside / "theirs.parquet"), "is outside the results root")):
+        bad = open_page("pages/leaderboard.py", query={"source": "folder", "path": path})
+        [error] = [e.value for e in bad.error]
+        assert words in error and "\n" not in error and "lb_result" not in bad.session_state

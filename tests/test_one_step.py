@@ -257,3 +257,140 @@ def test_the_walk_starts_hidden_and_names_its_length_only_at_the_end(method, K, 
     no_errors(at)
     assert at.number_input(key="step_seed").value == seed + 1
     assert at.session_state["step_pos"] == 0 and figure(at, f"before the first {what}")
+
+
+def _first_seed(K: int, wanted) -> int:
+    """The first draft seed whose binary-toy drafts (K of length 2) are ``wanted``, found with core."""
+    pr = PRESETS["binary-toy"]
+    return next(s for s in range(200)
+                if [draw_block(pr.draft, pr.target, K, pr.L, s).draft(k) for k in range(K)] == wanted)
+
+
+def _block_log(at):
+    return next(d.value for d in at.dataframe if "h: passes with" in d.value.columns)
+
+
+def test_the_page_opens_on_a_lossless_rule_and_drafts_that_differ():
+    """Issue 32, item 6: the default rule to watch is lossless and the default seed draws distinct
+    drafts (the several-drafts preset repeats a draft at seeds 0 to 5, core says; seed 6 does not)."""
+    from core.rules.registry import REGISTRY
+    at = open_page("pages/one_step.py")
+    no_errors(at)
+    method = at.selectbox(key="step_method").value
+    assert method == "rbv" and REGISTRY[method].lossless_by_theory
+    tokens = at.dataframe[0].value["tokens"].tolist()
+    assert len(set(tokens)) == len(tokens) == 2
+    pr = PRESETS["several-drafts"]
+    repeats = [s for s in range(7) if len({draw_block(pr.draft, pr.target, pr.K, pr.L, s).draft(k)
+                                            for k in range(pr.K)}) < pr.K]
+    assert repeats == [0, 1, 2, 3, 4, 5]
+    at = open_page("pages/one_step.py", query={"preset": "several-drafts"})
+    no_errors(at)
+    assert at.number_input(key="step_seed").value == 6
+    tokens = at.dataframe[0].value["tokens"].tolist()
+    assert len(set(tokens)) == len(tokens) == 3
+
+
+def test_bv_shows_each_test_with_its_weight_and_stopping_probability():
+    """Issue 32, item 6: BV on the binary toy's draft 0 0, p = (2/3, 1/3), q = (1/3, 2/3).  By hand:
+    w₁ = min(1, 1·(1/3)/(2/3)) = 1/2, w₂ = min(1, (1/2)·(1/3)/(2/3)) = 1/4, so the block passes with
+    h₂ = w₂ = 1/4; at x≤1 = 0, A₁ = (½·⅓ − ⅔)₊ + (½·⅔ − ⅓)₊ = 0, so h₁ = 0/(0 + 1 − ½) = 0."""
+    seed = _first_seed(1, [(0, 0)])
+    at = open_page("pages/one_step.py", query={"preset": "binary-toy", "method": "bv", "draft_seed": str(seed),
+                                                "coin_seed": "0", "shown": "2"})
+    no_errors(at)
+    said = _markdown(at)
+    assert "How BV tests a block" in said and "h_i = A_i/(A_i + 1 − w_i)" in said
+    assert ("1. Draft 1 offers the full block `0 0`: w = min(1, w_before·q(x)/p(x)) = min(1, 0.5000 × "
+            "0.3333/0.6667) = 0.2500; the whole block passes with probability h = w = 0.2500") in said
+    log = _block_log(at)
+    full = log.iloc[0]
+    assert (full["node"], full["w before"], full["w"], full["h: passes with"]) == ("0 0", pytest.approx(0.5),
+                                                                                   pytest.approx(0.25), pytest.approx(0.25))
+    if len(log) > 1:                                  # the block was rejected: the sub-block 0 is tested
+        sub = log.iloc[1]
+        assert (sub["w"], sub["A"], sub["h: passes with"]) == (pytest.approx(0.5), pytest.approx(0.0, abs=1e-15), 0.0)
+        assert "h = A/(A + 1 − w) = 0.0000/(0.0000 + 1 − 0.5000) = 0.0000" in said
+
+
+def test_rbv_shows_the_residual_and_why_an_identical_draft_passes_with_probability_0():
+    """Issue 32, item 6: RBV on two identical binary-toy drafts 0 0.  Draft 1 as under BV (block 1/4,
+    sub-block 0); once rejected, RBV stands at ∅ with the residual ∝ (1·q − p)₊ = ((⅓ − ⅔)₊, (⅔ − ⅓)₊)
+    ∝ (0, 1): T(0) = 0, so draft 2's weight is min(1, 0/p(0)) = 0 and each of its tests passes with 0."""
+    seed = _first_seed(2, [(0, 0), (0, 0)])
+    pr = PRESETS["binary-toy"]
+    block = draw_block(pr.draft, pr.target, 2, pr.L, seed)
+    coin = next(c for c in range(50)                   # a coin seed on which draft 1's block is rejected
+                if not get_verifier("rbv").verify(block, np.random.default_rng(c)).trace.tests[0].passed)
+    at = open_page("pages/one_step.py", query={"preset": "binary-toy", "K": "2", "method": "rbv",
+                                                "draft_seed": str(seed), "coin_seed": str(coin), "shown": "99"})
+    no_errors(at)
+    said = _markdown(at)
+    assert "How RBV tests its drafts" in said
+    assert "Draft 1 stops at `∅` after 0 of its tokens there" in said and "T(0) = 0.0000, T(1) = 1.0000" in said
+    assert "where the residual gives T(0) = 0" in said and "passes with probability 0" in said
+    assert "Draft 1 was rejected at that very token" in said
+    log = _block_log(at)
+    second = log[log["draft"] == 2]
+    assert len(second) == 2 and (second["w"] == 0.0).all() and (second["h: passes with"] == 0.0).all()
+    assert second.iloc[-1]["q(x) or T(x)"] == 0.0                # T(0), the first token's target
+
+
+def test_other_rules_state_the_formula_of_their_tests():
+    """Issue 32, item 6: every rule on chains says how its tests' probabilities are computed; SpecTr
+    and SpecTr-GBV name the node quantities the trace logged (ρ*; C and D)."""
+    for method, words in (("sd", "min(1, q(x_i)/p(x_i))"), ("spectr", "ρ* = "), ("spectr_gbv", "(C = "),
+                          ("specinfer", "min(1, T(c)/S_i(c))")):
+        at = open_page("pages/one_step.py", query={"preset": "binary-toy", "K": "2", "method": method,
+                                                    "draft_seed": "0", "coin_seed": "0", "shown": "99"})
+        no_errors(at)
+        assert words in _markdown(at), method
+
+
+def test_a_tree_b_that_is_not_numbers_is_refused_without_command_line_syntax():
+    """Issue 32, item 7: the page's error names the branching b, not the command line's flag."""
+    at = open_page("pages/one_step.py", query={"shape": "tree", "b": "2,2"})
+    at.text_input(key="tree_b").set_value("2,x").run()
+    [error] = [e.value for e in at.error]
+    assert "branching b must be comma-separated integers such as 2,2" in error and "--" not in error
+
+
+def test_block_verification_logs_the_numbers_of_each_test():
+    """What the page reads: each BV test carries w_(i−1), w_i, p, q, A_i and h_i, the same as
+    ``block_quantities`` computes for the path (a second computation); RBV logs its residual."""
+    from core.rules.block import block_quantities
+    pr = PRESETS["several-drafts"]
+    for seed in range(5):
+        block = draw_block(pr.draft, pr.target, 3, 3, seed)
+        x = block.draft(0)
+        nodes = [x[:i] for i in range(4)]
+        w, A, h = block_quantities(x, [block.p[u] for u in nodes[:-1]], [block.q[u] for u in nodes])
+        for t in get_verifier("bv").verify(block, np.random.default_rng(seed)).trace.tests:
+            i, v = len(t.node), t.values
+            assert (v["i"], v["w_prev"], v["w"], v["h"]) == (i, w[i - 1], w[i], t.prob) and t.prob == h[i]
+            assert (v["p"], v["q"]) == (block.p[x[:i - 1]][x[i - 1]], block.q[x[:i - 1]][x[i - 1]])
+            assert v.get("A", A[i]) == A[i] and (("A" in v) == (i < 3))
+        rbv = get_verifier("rbv").verify(block, np.random.default_rng(seed))
+        residuals = [s for s in rbv.trace.steps if s.event == "residual"]
+        if rbv.tau < 3:                              # the last residual is the one the extra token comes from
+            assert residuals and np.array_equal(residuals[-1].vector, rbv.residual)
+
+
+def test_rbv_says_where_it_stands_and_which_drafts_it_skips():
+    """Issue 32, item 6: on the default pair (seeded Markov, V = 3), draft seed 3 draws 0 0 and 1 0;
+    RBV accepts the sub-block 0 of draft 1 (core's trace: a residual step at 0, then a skip of draft
+    2, which starts with 1), so the page says it now stands at 0, skips draft 2, and draws the extra
+    token from T, the trace's residual vector."""
+    from toy_models import random_pair
+    d, t = random_pair("markov", 3, 0.5, 0.6, 1, depth=3)
+    block = draw_block(d, t, 2, 2, 3)
+    assert [block.draft(k) for k in range(2)] == [(0, 0), (1, 0)]
+    trace = get_verifier("rbv").verify(block, np.random.default_rng(0)).trace
+    assert [(s.event, s.node) for s in trace.steps] == [("residual", (0,)), ("skip", (0,))]
+    at = open_page("pages/one_step.py", query={"method": "rbv", "draft_seed": "3", "coin_seed": "0", "shown": "99"})
+    no_errors(at)
+    said = _markdown(at)
+    T = ", ".join(f"T({y}) = {x:.4f}" for y, x in enumerate(trace.steps[0].vector))
+    assert "Draft 1 stops at `0` after 1 of its tokens there: RBV stands at `0` now" in said and T in said
+    assert "Draft 2 does not pass through `0`, so RBV skips it." in said
+    assert "No draft is left to test: the extra token is drawn from this T." in said

@@ -170,15 +170,17 @@ def test_intervals_are_cut_at_what_a_mean_can_be_and_say_so(tiny_pair, monkeypat
 
 
 def test_a_single_draft_rule_draws_one_draft_whatever_K(tiny_pair, monkeypatch, downloads):
-    asked = _fake_generate(monkeypatch, {m: [1.5] for m in ("bv", "rbv")},
-                           {"bv": [5.0], "rbv": [5.0], "autoregressive": [10.0]})
+    asked = _fake_generate(monkeypatch, {m: [1.5] for m in ("bv", "rbv", "sd")},
+                           {"bv": [5.0], "rbv": [5.0], "sd": [5.0], "autoregressive": [10.0]})
     at = run_sweep(tiny_pair, "1, 2, 3", PROMPTS[:1], seeds=1, baseline=True, methods=("bv", "rbv"))
     assert sorted(k for m, k in asked if m == "bv") == [1, 1, 1]          # one draft at K = 1, 2, 3
     assert sorted(k for m, k in asked if m == "rbv") == [1, 2, 3]
     csv = pd.read_csv(io.StringIO(downloads["sweep_K.csv"]))
     assert csv[csv.method == "bv"][["K", "drafts drawn"]].values.tolist() == [[1, 1], [2, 1], [3, 1]]
     assert csv[csv.method == "rbv"][["K", "drafts drawn"]].values.tolist() == [[1, 1], [2, 2], [3, 3]]
-    assert "BV check one draft, so they draw one whatever K is" in captions(at)
+    assert "BV checks one draft, so it draws one whatever K is" in captions(at)       # one rule, singular
+    at = run_sweep(tiny_pair, "1, 2", PROMPTS[:1], seeds=1, baseline=False, methods=("sd", "bv"))
+    assert "SD and BV check one draft, so they draw one whatever K is" in captions(at)
 
 
 @pytest.mark.parametrize("axis,values,message", [
@@ -205,3 +207,74 @@ def test_repeated_values_are_merged(tiny_pair, monkeypatch):
     assert "2 generations of up to 8 tokens (2 speculative, 0 target-alone)." in captions(at)
     assert [k for m, k in asked] == [1, 1]                # BV draws one draft at K = 1 and at K = 2
     assert list(at.dataframe[-1].value["K"]) == [1, 2]
+
+
+def _url(at) -> dict[str, str]:
+    return {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+
+
+def test_the_settings_are_a_link_that_opens_them_in_a_new_session(tiny_pair):
+    """Issue 32, item 2: the page writes its settings (axis, values, methods, law, fixed K/L/T, tokens,
+    seeds, prompts, baseline and the pair) to the URL, and a new session opened on that URL shows
+    them; a bad value in a link is named in one banner and the page keeps its own."""
+    at = open_page("pages/sweeps.py", state=pair_state(tiny_pair))
+    no_errors(at)
+    at.radio(key="sw_axis").set_value("L").run()
+    at.text_input(key="sw_values_L").set_value("1, 3").run()
+    at.multiselect(key="sw_methods").set_value(["specinfer", "traversal"]).run()
+    at.selectbox(key="sw_law").set_value("wor").run()
+    at.slider(key="sw_K").set_value(3).run()
+    at.number_input(key="sw_seeds").set_value(5).run()
+    at.text_area(key="sw_prompts").set_value("x = 1\\n").run()
+    at.checkbox(key="sw_baseline").uncheck().run()
+    no_errors(at)
+    url = _url(at)
+    assert {k: url[k] for k in ("axis", "values", "methods", "law", "K", "seeds", "prompts", "baseline", "pair")} == {
+        "axis": "L", "values": "1, 3", "methods": "specinfer,traversal", "law": "wor", "K": "3", "seeds": "5",
+        "prompts": "x = 1\\n", "baseline": "0", "pair": "local"}
+    assert (url["target"], url["draft"]) == tiny_pair
+    again = open_page("pages/sweeps.py", query=url)                 # a fresh session on the link
+    no_errors(again)
+    assert not again.warning
+    assert again.radio(key="sw_axis").value == "L" and again.text_input(key="sw_values_L").value == "1, 3"
+    assert again.multiselect(key="sw_methods").value == ["specinfer", "traversal"]
+    assert again.selectbox(key="sw_law").value == "wor" and again.slider(key="sw_K").value == 3
+    assert again.number_input(key="sw_seeds").value == 5 and not again.checkbox(key="sw_baseline").value
+    assert again.text_area(key="sw_prompts").value == "x = 1\\n"
+    assert _url(again) == url
+    bad = open_page("pages/sweeps.py", query={**url, "K": "99", "methods": "bv,nope"})
+    [banner] = [w.value for w in bad.warning]
+    assert "K=99 is not a value this page offers" in banner and "methods=bv,nope" in banner
+    assert bad.slider(key="sw_K").value == 2                        # the page's own default
+
+
+def test_the_default_sweep_has_eighteen_runs_per_point(tiny_pair):
+    """Issue 32, item 5: the defaults are chosen for readable bands (pages/sweeps.py says how they were
+    measured): K = 1, 2, 4; 64 new tokens; 3 prompts × 6 seeds = 18 runs per point.  BV, SpecTr-GBV
+    and RBV at 3 values of K with 18 runs each: 3 · 3 · 18 = 162 speculative generations, and 18 of
+    the target alone at the one T."""
+    at = open_page("pages/sweeps.py", state=pair_state(tiny_pair))
+    no_errors(at)
+    assert at.text_input(key="sw_values_K").value == "1, 2, 4"
+    assert (at.number_input(key="sw_tokens").value, at.number_input(key="sw_seeds").value) == (64, 6)
+    assert at.multiselect(key="sw_methods").value == ["bv", "spectr_gbv", "rbv"]
+    assert "180 generations of up to 64 tokens (162 speculative, 18 target-alone)." in captions(at)
+
+
+def test_every_law_offered_runs_with_the_default_methods(tiny_pair):
+    """Issue 32, item 1 on this page: choosing a law other than iid with the default methods (BV,
+    SpecTr-GBV, RBV: rules on K i.i.d. chains only) takes them out for the token-tree rules, said in
+    one line, instead of refusing the sweep."""
+    from core.rules.registry import REGISTRY
+    for law in ("wor", "topk", "greedy"):
+        at = open_page("pages/sweeps.py", state=pair_state(tiny_pair))
+        at.selectbox(key="sw_law").set_value(law).run()
+        no_errors(at)
+        chosen = at.multiselect(key="sw_methods").value
+        # BV reads one chain: a sample of p under wor and greedy, but topk's is p's argmax
+        out = "SpecTr-GBV, RBV verify" if law != "topk" else "BV, SpecTr-GBV, RBV verify"
+        assert chosen == (["bv"] if law != "topk" else []) + ["specinfer", "traversal"]
+        assert all(REGISTRY[m].token_trees or REGISTRY[m].single_draft for m in chosen)
+        assert (f"{law} drafts are K chains whose first tokens are not i.i.d.: {out} only i.i.d. "
+                "ones and left the methods; SpecInfer, Traversal came in.") in captions(at)
+        assert not at.button(key="sw_go").disabled

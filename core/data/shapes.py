@@ -76,7 +76,7 @@ class Shape:
         try:
             b = tuple(int(x) for x in str(text).replace(" ", "").split(","))
         except ValueError:
-            raise InvalidInput(f"--tree must be comma-separated integers such as 2,2, got {text!r}") from None
+            raise InvalidInput(f"a tree's branching b must be comma-separated integers such as 2,2, got {text!r}") from None
         return cls.tree(b)
 
     @classmethod

@@ -23,6 +23,10 @@ class Test:
     prob: float
     passed: bool
     kind: str
+    #: The quantities ``prob`` was computed from, for a rule that logs them (block verification: the
+    #: token's p and q, the weights w_(i−1) and w_i, A_i and h_i), so a page can show the formula
+    #: with the numbers the rule used.
+    values: dict[str, float] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,8 +61,8 @@ class Trace:
     def note(self, node: Node, **values: float) -> None:
         self.quantities.setdefault(node, {}).update({k: float(v) for k, v in values.items()})
 
-    def test(self, node: Node, draft: int, prob: float, passed: bool, kind: str) -> bool:
-        self.tests.append(Test(node, draft, float(prob), bool(passed), kind))
+    def test(self, node: Node, draft: int, prob: float, passed: bool, kind: str, **values: float) -> bool:
+        self.tests.append(Test(node, draft, float(prob), bool(passed), kind, {k: float(v) for k, v in values.items()}))
         if not passed:
             self.rejected.append(node)
         return passed

@@ -92,23 +92,29 @@ def block_verify(tokens: Sequence[int], p_rows: Sequence[np.ndarray], q_rows: Se
     n = len(tokens)
     if p_tokens is None:
         p_tokens = [p_rows[i][t] for i, t in enumerate(tokens)]
-    w = path_weights(p_tokens, [q_rows[i][t] for i, t in enumerate(tokens)])
+    q_tokens = [q_rows[i][t] for i, t in enumerate(tokens)]
+    w = path_weights(p_tokens, q_tokens)
     for i in range(1, n + 1):
         trace.note(nodes[i], w=w[i])                # nodes in path order, quantities added below
+    A_of: dict[int, float] = {}
 
     def h(i: int) -> float:
         if i == n:
             trace.note(nodes[n], h=w[n])
             return w[n]
-        A = residual_mass(w[i], q_rows[i], p_rows[i])
-        value = stop_probability(A, w[i])
-        trace.note(nodes[i], h=value, A=A)
+        A_of[i] = residual_mass(w[i], q_rows[i], p_rows[i])
+        value = stop_probability(A_of[i], w[i])
+        trace.note(nodes[i], h=value, A=A_of[i])
         return value
 
     tau = 0
     for i in range(n, 0, -1):
         prob = h(i)
-        if trace.test(nodes[i], draft, prob, coins.bernoulli(prob), "full-block" if i == n else "sub-block"):
+        # the test carries its formula's numbers: w_i = min(1, w_(i−1)·q/p) and, below the block's
+        # end, h_i = A_i/(A_i + 1 − w_i); i counts the tokens of this path
+        if trace.test(nodes[i], draft, prob, coins.bernoulli(prob), "full-block" if i == n else "sub-block",
+                      i=i, p=p_tokens[i - 1], q=q_tokens[i - 1], w_prev=w[i - 1], w=w[i], h=prob,
+                      **({"A": A_of[i]} if i < n else {})):
             tau = i
             break
     if complete:

@@ -48,6 +48,7 @@ class RBV(Verifier):
             x = block.draft(k)
             d = len(s)
             if x[:d] != s:
+                trace.step(s, "skip", draft=k)          # this draft does not pass through s
                 continue
             nodes = [x[:i] for i in range(d, block.L + 1)]
             p_rows = [block.p[u] for u in nodes[:-1]]
@@ -58,6 +59,8 @@ class RBV(Verifier):
             if tau > 0:
                 s, s_draft = x[: d + tau], k
             T = dist
+            # the next draft's target at s: BV's residual ∝ (w_τ·T_s − p)₊ there (T_s = q below the start)
+            trace.step(s, "residual", T, draft=k, tau=tau)
         return Outcome(s, s_draft, T, trace)
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:

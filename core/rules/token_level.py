@@ -16,6 +16,7 @@ from core.data.levels import law_from_levels, level_conditionals, node_recursion
 from core.data.trace import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
+from toy_models import IIDModel, MarkovModel
 
 
 def token_walk(block: DraftBlock, passes: list[float], name: str,
@@ -82,3 +83,26 @@ class SD(Verifier):
         return law_from_levels(emitted, draft.V), sum(draft.V ** d for d in range(L + 1))
 
     model_law_cost = staticmethod(node_recursion_cost)
+
+    @staticmethod
+    def model_expected_tau(draft, target, K: int, L: int) -> float | None:
+        """E[τ] on toy models in closed form, without the output law (which needs V^(L+1) entries):
+        the walk reaches u·x with R(u)·p(x|u)·min(1, q(x|u)/p(x|u)) = R(u)·min(p, q)(x|u), so
+        E[τ] = Σ_(i=1..L) P(τ ≥ i), P(τ ≥ i) = Σ_(|u|=i) R(u).  For two context-independent models
+        that is α + α² + … + α^L with α = Σ_x min(p(x), q(x)); where each model is context-independent
+        or first-order Markov, r_1 = min(p, q)(·|∅), r_(i+1)(y) = Σ_x r_i(x)·min(p, q)(y|x) and
+        P(τ ≥ i) = Σ r_i: O(L·V²).  None for any other model (its conditionals depend on more than
+        the last token)."""
+        kinds = (IIDModel, MarkovModel)
+        if not (isinstance(draft, kinds) and isinstance(target, kinds)):
+            return None
+        first = np.minimum(draft.cond(()), target.cond(()))
+        if isinstance(draft, IIDModel) and isinstance(target, IIDModel):
+            alpha = float(first.sum())
+            return float(sum(alpha ** i for i in range(1, L + 1)))
+        step = np.stack([np.minimum(draft.cond((x,)), target.cond((x,))) for x in range(draft.V)])
+        reach, total = first, 0.0
+        for _ in range(L):
+            total += float(reach.sum())
+            reach = reach @ step
+        return total

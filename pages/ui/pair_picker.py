@@ -25,7 +25,7 @@ from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDec
                            hub_presets, load_pair, toy_pair)
 from core.decoding.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
-from pages.ui import errors, models_root
+from pages.ui import errors, models_root, routing
 
 __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
            "decoder_methods", "TokenTexts", "token_texts", "visible", "tree_from_trace", "ColoredText", "colored_text_html",
@@ -340,3 +340,31 @@ LEGEND_HTML = ('<span style="background:#c7e9c0">&nbsp;accepted draft tokens&nbs
                '<span style="background:#a1d99b">&nbsp;(next iteration)&nbsp;</span> '
                '<span style="background:#ffe08a">&nbsp;correction token&nbsp;</span> '
                '<span style="background:#fdae6b">&nbsp;bonus token&nbsp;</span>')
+
+
+#: The pair's sources as a link names them (``pair_link``).
+PAIR_LINK_SOURCES = dict(zip(("bundled", "smollm2", "hub", "local"), PAIR_SOURCES))
+
+
+def pair_link_params(prefix: str) -> dict:
+    """The pair picker's link parameters (``routing.LinkParams``): its source by short name, and the
+    hub preset or the two names it needs.  Names are checked where the picker loads them (the models
+    root, the hub switch), so a link can name no model the picker would refuse."""
+    def source(text: str) -> str:
+        return PAIR_LINK_SOURCES[routing.choice(PAIR_LINK_SOURCES)(text)]
+
+    return {"pair": (f"{prefix}_source", source),
+            "hub": (f"{prefix}_hub", routing.choice(hub_presets())),
+            "target": (f"{prefix}_target", str), "draft": (f"{prefix}_draft", str)}
+
+
+def pair_link(prefix: str) -> dict[str, str]:
+    """The picker's current choice as link parameters (``pair_link_params`` reads them back)."""
+    ss = st.session_state
+    source = ss.get(f"{prefix}_source", PAIR_SOURCES[0])
+    out = {"pair": next(k for k, v in PAIR_LINK_SOURCES.items() if v == source)}
+    if source == PAIR_SOURCES[2] and ss.get(f"{prefix}_hub"):
+        out["hub"] = ss[f"{prefix}_hub"]
+    elif source == PAIR_SOURCES[3]:
+        out.update(target=ss.get(f"{prefix}_target", ""), draft=ss.get(f"{prefix}_draft", ""))
+    return out

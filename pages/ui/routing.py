@@ -9,13 +9,16 @@ it selects as runnable on the object itself, which a module constant would share
 session of the server.
 A Page built in another call matches the registered one, since Streamlit compares source and URL.
 
+Every page's settings are also a link: ``read_link`` and ``write_link`` (below) keep them in the URL,
+so that a refresh or a copied link opens the same view.
+
 ``router_guard`` relies on Streamlit's PRIVATE API (see its docstring).
 """
 from __future__ import annotations
 
 import runpy
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import streamlit as st
 
@@ -122,3 +125,91 @@ def router_guard() -> None:
         PagesManager.uses_pages_directory = False
         runpy.run_path(str(APP), run_name="__main__")
         st.stop()
+
+
+# ------------------------------------------------------------------------------------------------
+# Links: every page keeps its settings in the URL, so that a refresh restores them and a copied link
+# opens the same view in a fresh browser.
+
+#: A page's link parameter: parameter → (session-state key of the widget it sets, parser of its
+#: text, raising ValueError when the text is no value the widget offers).
+LinkParams = dict[str, tuple[str, Callable[[str], object]]]
+#: The session's own URL, as it last wrote it (``write_link``).
+OWN_URL = "toy_url"
+#: The URLs the session wrote lately, oldest first: ``read_link`` leaves each of them alone.  One is not
+#: enough: a rerun the reader starts before the browser has shown the URL of the run before (a click
+#: right after another) comes back with an older URL of the session's own, which is no link to apply.
+WRITTEN = "url_written"
+KEEP_WRITTEN = 32
+
+
+def choice(options) -> Callable[[str], str]:
+    """A link parser accepting one of ``options``."""
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(text)
+        return text
+    return parse
+
+
+def number(kind: type, lo: float, hi: float) -> Callable[[str], float]:
+    """A link parser for an int or float in [lo, hi] (the widget's range)."""
+    def parse(text: str):
+        value = kind(text)
+        if not lo <= value <= hi:
+            raise ValueError(text)
+        return value
+    return parse
+
+
+def choices(options, kind: type = str) -> Callable[[str], list]:
+    """A link parser for a comma-separated list of values of ``options`` (a multiselect), each read
+    as ``kind``; the empty text is the empty list."""
+    def parse(text: str) -> list:
+        values = [kind(v) for v in text.split(",") if v]
+        if not set(values) <= set(options):
+            raise ValueError(text)
+        return values
+    return parse
+
+
+def read_link(params: LinkParams) -> list[str]:
+    """Apply the URL's values of ``params`` to the widgets' session state when the URL is new (a fresh
+    page, a refresh, a copied link); a URL this session wrote itself (``write_link``) is left alone,
+    since the widgets hold the same values or newer ones.  Returns one phrase per value it could not
+    apply."""
+    ss = st.session_state
+    given = st.query_params.to_dict()
+    if not is_new_link():
+        return []
+    ignored = []
+    for param, (key, parse) in params.items():
+        if param in given:
+            try:
+                ss[key] = parse(given[param])
+            except ValueError:
+                ignored.append(f"{param}={given[param]} is not a value this page offers")
+    return ignored
+
+
+def link_warning(ignored: list[str], instead: str = "the page shows its own settings instead") -> str | None:
+    """The one banner naming what a link could not apply (``read_link``), or None."""
+    if not ignored:
+        return None
+    return "This link's configuration was not applied in full: " + "; ".join(ignored) + f". {instead.capitalize()}."
+
+
+def write_link(params: dict[str, str]) -> None:
+    """Make ``params`` the URL (``st.query_params``), remembering it as this session's own."""
+    if params != st.query_params.to_dict():
+        st.query_params.from_dict(params)
+    ss = st.session_state
+    ss[OWN_URL] = params
+    written = [w for w in ss.get(WRITTEN, []) if w != params]
+    ss[WRITTEN] = [*written[-(KEEP_WRITTEN - 1):], dict(params)]
+
+
+def is_new_link() -> bool:
+    """Whether the URL holds parameters this session did not write lately (a link being opened)."""
+    given = st.query_params.to_dict()
+    return bool(given) and given != st.session_state.get(OWN_URL) and given not in st.session_state.get(WRITTEN, [])

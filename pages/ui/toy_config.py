@@ -17,7 +17,7 @@ import streamlit as st
 from core.data.laws import LAWS
 from core.data.shapes import Shape
 from core.errors import InvalidInput
-from pages.ui import lazy
+from pages.ui import lazy, routing
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.errors import explain
 from pages.ui.text import all_methods, escape_markdown, method_name
@@ -26,7 +26,9 @@ from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 #: The rules a preset always shows, whatever was chosen before: the tree verifiers that accept the
 #: most (Traversal, OTV, TD-optimal), so a lecture's link never opens without them.
 BEST_METHODS = ["traversal", "otv", "td_optimal"]
-DEFAULT_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", *BEST_METHODS]
+#: The laboratory shows every registered rule at first, the LP-optimal verifier and the lossy
+#: typical acceptance included.
+DEFAULT_METHODS = all_methods()
 
 
 @dataclass(frozen=True)
@@ -98,30 +100,7 @@ def _on_preset_change() -> None:
         st.session_state.toy_L = int(PRESETS[name].L)
 
 
-def _choice(options) -> Callable[[str], str]:
-    """A URL parser accepting one of ``options``."""
-    def parse(text: str) -> str:
-        if text not in options:
-            raise ValueError(text)
-        return text
-    return parse
-
-
-def _number(kind: type, lo: float, hi: float) -> Callable[[str], float]:
-    """A URL parser for an int or float in [lo, hi] (the widget's range)."""
-    def parse(text: str):
-        value = kind(text)
-        if not lo <= value <= hi:
-            raise ValueError(text)
-        return value
-    return parse
-
-
-def _methods(text: str) -> list[str]:
-    names = [m for m in text.split(",") if m]
-    if not set(names) <= set(all_methods()):
-        raise ValueError(text)
-    return names
+_choice, _number = routing.choice, routing.number
 
 
 def _iterations(text: str) -> int:
@@ -150,7 +129,7 @@ URL_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "K": ("toy_K", _number(int, 1, 8)),
     "L": ("toy_L", _number(int, 1, 4)),
     "T": ("toy_T", _number(float, 0.0, 2.0)),
-    "methods": ("toy_methods", _methods),
+    "methods": ("toy_methods", routing.choices(all_methods())),
     "mc_n": ("lab_mc_n", _iterations),
     "mc_seed": ("lab_mc_seed", _number(int, 0, 10**9)),
 }
@@ -232,7 +211,7 @@ def trees_link() -> dict[str, str]:
     configuration this session wrote to the URL, without the page's own parameters, as chains K×L
     drafted by the law last chosen there (``iid`` at first)."""
     own = {"source", "preset", "kind", "V", "alpha", "mix", "seed", "depth", "p", "q", "K", "L", "T"}
-    params = {k: v for k, v in st.session_state.get("toy_url", {}).items() if k in own}
+    params = {k: v for k, v in st.session_state.get(routing.OWN_URL, {}).items() if k in own}
     return {**params, "shape": "chains", "law": st.session_state.get("tree_law", "iid")}
 
 
@@ -281,29 +260,19 @@ def tree_flags(shape: Shape, law: str) -> str:
 
 def _read_url() -> str | None:
     """Apply the URL's configuration when it is new (a fresh page, a refresh, a copied link, a link
-    with ?preset=NAME); a URL this session wrote itself is left alone, since the widgets hold the
-    same values.  Returns one sentence naming what it could not apply, or None."""
-    ss = st.session_state
-    given = st.query_params.to_dict()
-    if not given or given == ss.get("toy_url"):
+    with ?preset=NAME: ``routing.read_link``), the preset first with its K and L.  Returns one
+    sentence naming what it could not apply, or None."""
+    if not routing.is_new_link():
         return None
     ignored = []
-    name = given.get("preset")
+    name = st.query_params.get("preset")
     if name is not None:
         if name in PRESETS:
             apply_preset(name)
         else:
             ignored.append(f"there is no preset named “{name}” (the presets are {', '.join(PRESETS)})")
-    for param, (key, parse) in URL_PARAMS.items():
-        if param in given:
-            try:
-                ss[key] = parse(given[param])
-            except ValueError:
-                ignored.append(f"{param}={given[param]} is not a value this page offers")
-    if not ignored:
-        return None
-    return "This link's configuration was not applied in full: " + "; ".join(ignored) + \
-        ". The page shows the configuration in the sidebar instead."
+    ignored += routing.read_link(URL_PARAMS)
+    return routing.link_warning(ignored, "the page shows the configuration in the sidebar instead")
 
 
 def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tuple[str, ...]) -> None:
@@ -332,17 +301,13 @@ def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tupl
     _set_url(params)
 
 
-def _set_url(params: dict[str, str]) -> None:
-    """Make ``params`` the URL, remembering it as this session's own (``_read_url`` leaves it alone)."""
-    if params != st.query_params.to_dict():
-        st.query_params.from_dict(params)
-    st.session_state.toy_url = params
+_set_url = routing.write_link
 
 
 def write_page_url(values: dict[str, object]) -> None:
     """Add a page's own parameters (e.g. ``STEP_PARAMS``) to the URL after its widgets, so that a
     refresh restores them with the configuration."""
-    _set_url({**st.session_state.get("toy_url", {}), **{k: str(v) for k, v in values.items()}})
+    _set_url({**st.session_state.get(routing.OWN_URL, {}), **{k: str(v) for k, v in values.items()}})
 
 
 def _defaults() -> None:
