@@ -26,8 +26,9 @@ from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDec
 from core.decoding.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import errors, models_root
+from pages.ui.toy_config import url_choice
 
-__all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
+__all__ = ["PAIR_SOURCES", "SOURCE_NAMES", "link_params", "link_values", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
            "decoder_methods", "TokenTexts", "token_texts", "visible", "tree_from_trace", "ColoredText", "colored_text_html",
            "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
 
@@ -39,6 +40,30 @@ LIVE_CHART_EVERY_S = 2.0
 
 PAIR_SOURCES = ["Bundled pair", "SmolLM2-135M (offline, distilled draft)", "Hub preset",
                 "Local folders or hub names"]
+#: The pair sources as a link names them (``link_params``), in the order of ``PAIR_SOURCES``.
+SOURCE_NAMES = dict(zip(("bundled", "smollm2", "hub", "local"), PAIR_SOURCES))
+
+
+def link_params(prefix: str) -> dict[str, tuple[str, Callable[[str], object]]]:
+    """The pair picker's URL parameters (``toy_config.read_link``): the source, the hub preset, and
+    the two folders or hub names.  A link only fills the picker: a folder outside the models root, or
+    a hub name on a server that does not allow the hub, is refused by the picker's own checks before
+    anything loads ("Hosting" in docs/app.md)."""
+    return {"source": (f"{prefix}_source", lambda text: SOURCE_NAMES[url_choice(SOURCE_NAMES)(text)]),
+            "hub": (f"{prefix}_hub", url_choice(hub_presets())),
+            "target": (f"{prefix}_target", str), "draft": (f"{prefix}_draft", str)}
+
+
+def link_values(prefix: str) -> dict[str, str]:
+    """The pair picker's choice as its URL parameters (``link_params``): only those its source reads."""
+    ss = st.session_state
+    source = ss.get(f"{prefix}_source", PAIR_SOURCES[0])
+    values = {"source": next(name for name, label in SOURCE_NAMES.items() if label == source)}
+    if source == PAIR_SOURCES[2] and f"{prefix}_hub" in ss:
+        values["hub"] = ss[f"{prefix}_hub"]
+    elif source == PAIR_SOURCES[3]:
+        values.update(target=ss.get(f"{prefix}_target", ""), draft=ss.get(f"{prefix}_draft", ""))
+    return values
 
 
 class BackgroundLoads:

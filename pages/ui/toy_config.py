@@ -133,6 +133,8 @@ def _iterations(text: str) -> int:
 
 #: Monte Carlo iterations per method offered by the laboratory.
 MC_ITERATIONS = [100, 300, 1000, 3000, 10000]
+#: The URL parsers, for a page that keeps its own parameters in the URL (``read_link``).
+url_choice, url_number = _choice, _number
 KINDS = {"iid": "context-independent (i.i.d.)", "markov": "first-order Markov", "table": "context-dependent table"}
 
 #: What the URL holds: parameter → (session-state key, parser of its text, raising ValueError when
@@ -278,13 +280,39 @@ def tree_flags(shape: Shape, law: str) -> str:
     return f"{where} --law {law}"
 
 
-def _read_url() -> str | None:
-    """Apply the URL's configuration when it is new (a fresh page, a refresh, a copied link, a link
-    with ?preset=NAME); a URL this session wrote itself is left alone, since the widgets hold the
-    same values.  Returns one sentence naming what it could not apply, or None."""
-    ss = st.session_state
+def _new_link() -> dict[str, str] | None:
+    """The URL's parameters when they are new (a fresh page, a refresh, a copied link), else None: a
+    URL this session wrote itself (``set_link``) is left alone, since the widgets hold the same values."""
     given = st.query_params.to_dict()
-    if not given or given == ss.get("toy_url"):
+    return None if not given or given == st.session_state.get("toy_url") else given
+
+
+def _apply_link(given: dict[str, str], params: dict[str, tuple[str, Callable[[str], object]]]) -> list[str]:
+    """Set the session-state key of each of ``params`` that ``given`` holds to its parsed value;
+    returns what could not be applied, one phrase each."""
+    ignored = []
+    for param, (key, parse) in params.items():
+        if param in given:
+            try:
+                st.session_state[key] = parse(given[param])
+            except ValueError:
+                ignored.append(f"{param}={given[param]} is not a value this page offers")
+    return ignored
+
+
+def _unapplied(ignored: list[str], where: str) -> str | None:
+    """The banner's one sentence naming what a link could not apply, or None."""
+    if not ignored:
+        return None
+    return "This link's configuration was not applied in full: " + "; ".join(ignored) + \
+        f". The page shows the configuration {where} instead."
+
+
+def _read_url() -> str | None:
+    """Apply the URL's configuration when it is new (``_new_link``; a link with ?preset=NAME applies
+    the preset first).  Returns one sentence naming what it could not apply, or None."""
+    given = _new_link()
+    if given is None:
         return None
     ignored = []
     name = given.get("preset")
@@ -293,16 +321,16 @@ def _read_url() -> str | None:
             apply_preset(name)
         else:
             ignored.append(f"there is no preset named “{name}” (the presets are {', '.join(PRESETS)})")
-    for param, (key, parse) in URL_PARAMS.items():
-        if param in given:
-            try:
-                ss[key] = parse(given[param])
-            except ValueError:
-                ignored.append(f"{param}={given[param]} is not a value this page offers")
-    if not ignored:
-        return None
-    return "This link's configuration was not applied in full: " + "; ".join(ignored) + \
-        ". The page shows the configuration in the sidebar instead."
+    return _unapplied(ignored + _apply_link(given, URL_PARAMS), "in the sidebar")
+
+
+def read_link(params: dict[str, tuple[str, Callable[[str], object]]], where: str = "above") -> str | None:
+    """A page's own link, as the toy configuration's (``_read_url``): when the URL is new, set each
+    of ``params`` (parameter → (session-state key, parser raising ValueError on a value the widget
+    does not offer: ``url_choice``, ``url_number``)) that it holds.  Call it before the widgets are
+    drawn; returns the banner's one sentence naming what it could not apply, or None."""
+    given = _new_link()
+    return None if given is None else _unapplied(_apply_link(given, params), where)
 
 
 def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tuple[str, ...]) -> None:
@@ -328,11 +356,11 @@ def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tupl
     if monte_carlo:
         params.update(mc_n=str(ss.lab_mc_n), mc_seed=str(ss.lab_mc_seed))
     params.update({k: v for k, v in st.query_params.to_dict().items() if k in page_params})
-    _set_url(params)
+    set_link(params)
 
 
-def _set_url(params: dict[str, str]) -> None:
-    """Make ``params`` the URL, remembering it as this session's own (``_read_url`` leaves it alone)."""
+def set_link(params: dict[str, str]) -> None:
+    """Make ``params`` the URL, remembering it as this session's own (``_new_link`` leaves it alone)."""
     if params != st.query_params.to_dict():
         st.query_params.from_dict(params)
     st.session_state.toy_url = params
@@ -341,7 +369,7 @@ def _set_url(params: dict[str, str]) -> None:
 def write_page_url(values: dict[str, object]) -> None:
     """Add a page's own parameters (e.g. ``STEP_PARAMS``) to the URL after its widgets, so that a
     refresh restores them with the configuration."""
-    _set_url({**st.session_state.get("toy_url", {}), **{k: str(v) for k, v in values.items()}})
+    set_link({**st.session_state.get("toy_url", {}), **{k: str(v) for k, v in values.items()}})
 
 
 def _defaults() -> None:
