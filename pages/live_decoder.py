@@ -362,7 +362,7 @@ m = gen.metrics
 run_method = result["config"]["method"]
 st.header("How it went")
 c = st.columns(5)
-c[0].metric("Block efficiency (tokens per target call)", f"{m.block_efficiency:.3f}")
+c[0].metric("Block efficiency", f"{m.block_efficiency:.3f}", help="Tokens per target call.")
 c[1].metric("Tokens per second", f"{m.tokens_per_second:.1f}")
 c[2].metric("Tokens generated", f"{m.tokens_generated}")
 c[3].metric("Iterations", f"{m.iterations}")
