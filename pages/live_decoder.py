@@ -14,9 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core.data.laws import LAWS
-from core.data.shapes import Shape
 from core.decoding.errors import DecodingError
-from core.errors import InvalidInput
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from core.rules.registry import resolve
 from pages.ui import charts, errors, figures, lazy, pair_picker, routing, text
@@ -54,11 +52,20 @@ any_tree = ", ".join("rrs (SpecInfer)" if m == "specinfer" else m for m in on_tr
 TREE_RULE = next(m for m in ("traversal", *on_trees) if m in on_trees and resolve(m).lossless_by_theory)
 
 
+def _b(text_: str) -> tuple[int, ...]:
+    """The branching vector typed in "b", e.g. 2,2,1: whole numbers with commas (``Shape.tree``
+    checks each b_d ≥ 1).  The sentence names the field, not the command line's --tree."""
+    try:
+        return tuple(int(x) for x in text_.replace(" ", "").split(","))
+    except ValueError:
+        raise DecodingError(f"b must be whole numbers with commas, such as 2,2,1, not {text_.strip()!r}") from None
+
+
 def _branching(text_: str) -> str:
     """A branching vector as a link holds it: whole numbers ≥ 1 with commas, a tree this page drafts."""
     try:
-        shape = Shape.parse(text_)
-    except InvalidInput:
+        shape = StaticPlan.tree(_b(text_)).shape
+    except DecodingError:
         raise ValueError(text_) from None
     if shape.L > MAX_DEPTH or shape.budget > MAX_DRAFTED:
         raise ValueError(text_)
@@ -129,7 +136,7 @@ def chosen_plan():
     if ss.dec_shape == "chains":
         plan = draft_plan(K=int(ss.dec_K), L=int(ss.dec_L), law=ss.dec_law)
     elif ss.dec_shape == "tree":
-        plan = draft_plan(tree=ss.dec_b.strip(), law=ss.dec_law)
+        plan = draft_plan(tree=_b(ss.dec_b), law=ss.dec_law)
     else:
         most = DynamicPlan(1, int(ss.dec_L), int(ss.dec_width)).candidates
         plan = draft_plan(budget=min(int(ss.dec_budget), most), L=int(ss.dec_L), K=int(ss.dec_width))
@@ -254,6 +261,10 @@ def link_values() -> dict[str, str]:
 
 
 set_link(link_values())
+# Generate stays on the page whatever is refused (the draft, or the pair: its sentence is above).
+go = st.button("Generate", type="primary", key="dec_go", disabled=plan is None or pair is None,
+               help="Choose a draft that the method verifies (the sentence above says why not)." if plan is None else
+               "Choose a model pair that loads (the sentence above says why not)." if pair is None else None)
 if pair is None:
     st.stop()
 for name in ("dec_result", "dec_compare_result"):   # results of another pair are not this pair's
@@ -294,8 +305,6 @@ def _metrics_row(m, draft: str | None) -> dict:
             **{f"{k} s": v for k, v in _phases(m).items()}}
 
 
-go = st.button("Generate", type="primary", key="dec_go", disabled=plan is None,
-               help="Choose a draft that the method verifies (the sentence above says why not)." if plan is None else None)
 text_box = st.empty()
 live = st.empty()
 live_chart = st.empty()

@@ -462,6 +462,7 @@ def test_live_decoder_controls_survive_a_pair_error(tiny_pair):
                                                     "dec_prompt": "x = 1\n", "dec_method": "spectr"})
     at.sidebar.text_input(key="dec_target").set_value("/no/such/model").run()
     assert at.error and not at.exception
+    assert at.button(key="dec_go").disabled                 # Generate stays, waiting for a pair
     at.sidebar.text_input(key="dec_target").set_value(tiny_pair[0]).run()
     no_errors(at)
     assert (slider(at, "dec_K").value, slider(at, "dec_L").value, slider(at, "dec_T").value) == (3, 5, 0.4)
@@ -1017,13 +1018,14 @@ def test_live_decoder_switches_a_rule_that_cannot_verify_the_draft_and_refuses_a
     assert [i.value for i in at.info][0] == ("BV is defined on K i.i.d. chains only: Traversal, a lossless rule on "
                                              "token trees, verifies this draft.")
     assert not at.button(key="dec_go").disabled
-    for state, says in ((dict(dec_b="2,x"), "--tree must be comma-separated integers"),
+    for state, says in ((dict(dec_b="2,x"), "b must be whole numbers with commas, such as 2,2,1, not '2,x'."),
+                        (dict(dec_b="2,0"), "b_2 must be an integer ≥ 1, got 0."),
                         (dict(dec_b="8,8"), "b = (8, 8), wor drafts 72 tokens")):
         for k, v in state.items():
             at.session_state[k] = v
         at.run()
         assert not at.exception
-        [error] = [e.value for e in at.error]
+        [error] = [e.value.replace("\\", "") for e in at.error]          # shown escaped, as text
         assert error.startswith(f"This draft is refused: {says}") and "\n" not in error, error
         assert at.button(key="dec_go").disabled
     at.session_state["dec_shape"] = "chains"
