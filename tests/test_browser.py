@@ -668,11 +668,12 @@ def test_live_decoder_time_against_the_library(server, browser_page):
     sidebar = page.get_by_test_id("stSidebar")
     rounds = []
     for _ in range(ROUNDS):
-        # a fresh session: no "How it went" from the last round
-        page.goto(f"{server}/live_decoder")
+        # a fresh session: no "How it went" from the last round; T = 1 by the page's link
+        page.goto(f"{server}/live_decoder?T=1")
         outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target"))
         expect(page.get_by_label("Prompt")).to_have_value(prompt)   # retried: a rerun may be redrawing it
         expect(page.get_by_role("spinbutton", name="Seed")).to_have_value("0")
+        expect(page.get_by_text("Draft: chains 2×4, iid")).to_be_visible()
         threads = sidebar.get_by_role("spinbutton", name="Torch threads")
         new_tokens = page.get_by_label("New tokens")
         for box, value in ((threads, "1"), (new_tokens, str(NEW_TOKENS))):
