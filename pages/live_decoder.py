@@ -106,8 +106,9 @@ ss = st.session_state
 # The comparison's controls are drawn only once a generation is shown, and Streamlit forgets a
 # widget's value after a run that did not draw it: a pair switch (whose run stops at "Press
 # Generate") emptied "Methods".  Re-assigned here, on every run, they are the session's own values;
-# so are the chains' K and the dynamic tree's width, one slider showing at a time.
-for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline", "dec_K", "dec_width"):
+# so are the chains' K and the dynamic tree's width (one slider shows at a time) and the law the
+# dynamic tree does not draw by.
+for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline", "dec_K", "dec_width", "dec_law"):
     if _key in ss:
         ss[_key] = ss[_key]
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
@@ -195,10 +196,14 @@ shape = d1.radio("Draft shape", list(SHAPES), key="dec_shape", format_func=SHAPE
                       "tokens, and the n best candidates of all depths form the tree (docs/decoder.md).")
 b_text = d2.text_input("b (comma-separated)", key="dec_b", disabled=shape != "tree",
                        help="b₁,…,b_L with every b_d ≥ 1, e.g. 2,2,1 (the command line's --tree).")
-law = d3.selectbox("Draft law", list(LAWS), key="dec_law", format_func=law_label, disabled=shape == "dynamic",
-                   help="How the tokens at a node are drawn from p: with replacement (iid), without (wor), the k "
-                        "most probable (topk), or the k − 1 most probable and one sampled (greedy). The dynamic tree "
-                        "always takes each node's most probable tokens (topk): it is deterministic given the draft.")
+LAW_HELP = ("How the tokens at a node are drawn from p: with replacement (iid), without (wor), the k most probable "
+            "(topk), or the k − 1 most probable and one sampled (greedy). The dynamic tree always takes each node's "
+            "most probable tokens (topk): it is deterministic given the draft.")
+if shape == "dynamic":      # shown as what it drafts by; the law chosen for the other shapes is kept
+    d3.selectbox("Draft law", ["topk"], key="dec_law_dynamic", format_func=law_label, disabled=True, help=LAW_HELP)
+    law = ss.dec_law
+else:
+    law = d3.selectbox("Draft law", list(LAWS), key="dec_law", format_func=law_label, help=LAW_HELP)
 budget = d4.number_input("Budget n", 1, MAX_DRAFTED, step=1, key="dec_budget", disabled=shape != "dynamic",
                          help="The dynamic tree's size: the n candidates of highest cumulative draft "
                               "log-probability are drafted (the command line's --budget), at most the "

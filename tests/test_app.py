@@ -859,7 +859,9 @@ def test_live_decoder_wor_tree_and_dynamic_tree_run_and_compare(tiny_pair):
     at.radio(key="dec_shape").set_value("dynamic").run()
     at.number_input(key="dec_budget").set_value(6).run()
     no_errors(at)
-    assert slider(at, "dec_width").label == "Width K" and at.selectbox(key="dec_law").disabled
+    assert slider(at, "dec_width").label == "Width K"
+    law = at.selectbox(key="dec_law_dynamic")
+    assert law.disabled and law.value == "topk" and at.session_state["dec_law"] == "wor"   # kept for the other shapes
     at.button(key="dec_go").click().run()
     no_errors(at)
     gen = at.session_state["dec_result"]["generation"]
