@@ -280,11 +280,18 @@ def tree_flags(shape: Shape, law: str) -> str:
     return f"{where} --law {law}"
 
 
+#: How many of the URLs a session wrote ``_new_link`` recognises as its own.
+OWN_LINKS = 16
+
+
 def _new_link() -> dict[str, str] | None:
     """The URL's parameters when they are new (a fresh page, a refresh, a copied link), else None: a
-    URL this session wrote itself (``set_link``) is left alone, since the widgets hold the same values."""
+    URL this session wrote itself (``set_link``) is left alone, since the widgets hold the same values
+    or newer ones.  Any of its last ``OWN_LINKS``, not only the last: a rerun asked for while the
+    browser had not yet taken the previous run's URL arrives with an older one (two quick edits, the
+    second sent before the first run's URL came back), and applying it would undo the edits since."""
     given = st.query_params.to_dict()
-    return None if not given or given == st.session_state.get("toy_url") else given
+    return None if not given or given in st.session_state.get("toy_urls", []) else given
 
 
 def _apply_link(given: dict[str, str], params: dict[str, tuple[str, Callable[[str], object]]]) -> list[str]:
@@ -363,7 +370,10 @@ def set_link(params: dict[str, str]) -> None:
     """Make ``params`` the URL, remembering it as this session's own (``_new_link`` leaves it alone)."""
     if params != st.query_params.to_dict():
         st.query_params.from_dict(params)
-    st.session_state.toy_url = params
+    ss = st.session_state
+    ss.toy_url = params
+    if params not in ss.get("toy_urls", []):
+        ss.toy_urls = [*ss.get("toy_urls", []), params][-OWN_LINKS:]
 
 
 def write_page_url(values: dict[str, object]) -> None:
