@@ -991,6 +991,22 @@ def test_live_decoder_settings_are_a_link(tiny_pair):
     assert "b" not in written and "law" not in written                    # what the dynamic tree does not read
 
 
+def test_live_decoder_leaves_an_older_url_of_its_own_alone(tiny_pair):
+    """A rerun that arrives with an older URL this session wrote (two quick edits: the browser sent
+    the second before it had the first run's URL) keeps the controls as they are and writes them."""
+    at = open_page("pages/live_decoder.py", state=pair_state(tiny_pair))
+    slider(at, "dec_T").set_value(0.35).run()
+    older = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    at.number_input(key="dec_seed").set_value(7).run()
+    for k, v in older.items():
+        at.query_params[k] = v
+    at.run()
+    no_errors(at)
+    assert (slider(at, "dec_T").value, at.number_input(key="dec_seed").value) == (0.35, 7)
+    seed = at.query_params["seed"]
+    assert (seed[0] if isinstance(seed, list) else seed) == "7"
+
+
 def test_live_decoder_refuses_a_bad_link_value_in_one_banner(tiny_pair):
     """Values no control offers are named in one warning and left at their defaults; the rest of
     the link applies and the page runs."""
