@@ -955,6 +955,27 @@ def test_live_decoder_every_option_runs_with_the_other_controls_at_their_default
     assert "q(x_k)" not in captions[(("dec_shape", "tree"), ("dec_law", "iid"))]
 
 
+def test_live_decoder_every_rule_offered_generates_on_the_default_drafts(tiny_pair):
+    """Every rule the Method box offers generates on the default chains (all of them) and on the
+    default static tree (the token-tree rules), as do T = 0 and T = 2 with RBV."""
+    from core.decoding.plans import tree_rules
+    from pages.ui import pair_picker
+
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
+    runs = [("chains", m, None) for m in pair_picker.decoder_methods()]
+    runs += [("tree", m, None) for m in tree_rules(pair_picker.decoder_methods())]
+    runs += [("chains", "rbv", 0.0), ("chains", "rbv", 2.0)]
+    for shape, method, T in runs:
+        at.radio(key="dec_shape").set_value(shape).run()
+        at.selectbox(key="dec_method").set_value(method).run()
+        slider(at, "dec_T").set_value(0.6 if T is None else T).run()
+        at.button(key="dec_go").click().run()
+        no_errors(at)
+        m = at.session_state["dec_result"]["generation"].metrics
+        assert (m.method, m.draft) == (method, "chains 2×4, iid" if shape == "chains" else "b = (2, 2, 1), iid")
+        assert 1 <= m.tokens_generated <= 8
+
+
 def test_live_decoder_settings_are_a_link(tiny_pair):
     """The settings are written to the URL, and a fresh session opened on it shows them again: the
     static tree and the dynamic tree (the keys each shape reads), the comparison's choice too."""
