@@ -163,10 +163,12 @@ except DecodingError as exc:
 # A draft the chosen rule cannot verify switches the rule to one that can, and says so; back on K
 # i.i.d. chains, the rule the reader had chosen comes back.
 switched = ss.get("dec_switched")
-if plan is not None and switched and plan.iid_chains and ss.dec_method == switched[1]:
-    ss.dec_method = switched[0]
+if switched and (ss.dec_method != switched[1] or plan is not None and plan.iid_chains):
+    if ss.dec_method == switched[1]:       # not chosen by the reader since: theirs comes back
+        ss.dec_method = switched[0]
     del ss["dec_switched"]
-elif plan is not None and not verifies(ss.dec_method, plan):
+    switched = None
+if plan is not None and not verifies(ss.dec_method, plan):
     ss["dec_switched"] = switched = (ss.dec_method, TREE_RULE)
     ss.dec_method = TREE_RULE
 offered = methods if plan is None or plan.iid_chains else on_trees

@@ -1072,5 +1072,10 @@ def test_live_decoder_switches_a_rule_that_cannot_verify_the_draft_and_refuses_a
     at.run()
     assert at.selectbox(key="dec_method").value == "bv"       # back on i.i.d. chains: the reader's rule
     assert not [i.value for i in at.info if "chains only" in i.value]
+    at.radio(key="dec_shape").set_value("tree").run()
+    at.selectbox(key="dec_method").set_value("specinfer").run()   # the reader's choice on the tree
+    at.radio(key="dec_shape").set_value("chains").run()
+    no_errors(at)
+    assert at.selectbox(key="dec_method").value == "specinfer"
     no_errors(at)                                          # i.i.d. chains: every rule
     assert not at.button(key="dec_go").disabled
