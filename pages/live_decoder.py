@@ -106,9 +106,9 @@ ss = st.session_state
 # The comparison's controls are drawn only once a generation is shown, and Streamlit forgets a
 # widget's value after a run that did not draw it: a pair switch (whose run stops at "Press
 # Generate") emptied "Methods".  Re-assigned here, on every run, they are the session's own values;
-# so are the chains' K and the dynamic tree's width (one slider shows at a time) and the law the
-# dynamic tree does not draw by.
-for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline", "dec_K", "dec_width", "dec_law"):
+# so are the chains' K and L and the dynamic tree's width and depth (a static tree shows b's own K and
+# L) and the law the dynamic tree does not draw by.
+for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline", "dec_K", "dec_L", "dec_width", "dec_law"):
     if _key in ss:
         ss[_key] = ss[_key]
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
@@ -214,14 +214,19 @@ c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
 method = c1.selectbox("Method", offered, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}",
                       help=f"Every rule verifies K i.i.d. chains (the iid law on chains); any other draft is verified "
                            f"by the rules defined on token trees, the only ones offered then: {any_tree}.")
-fixed = "b fixes K = b₁ and L = the length of b." if shape == "tree" else None
-if shape == "dynamic":
-    K = c2.slider("Width K", 1, 8, key="dec_width",
-                  help="Nodes expanded per depth, each proposing its K most probable tokens.")
+if shape == "tree":      # b fixes K and L: shown as b gives them, the chains' own are kept
+    fixed = "b fixes K = b₁ and L = the length of b."
+    bK, bL = (plan.K, plan.L) if plan is not None else (ss.dec_K, ss.dec_L)
+    K = c2.slider("Drafts K", 1, max(8, bK), value=bK, disabled=True, help=fixed)
+    L = c3.slider("Length L", 1, max(MAX_DEPTH, bL), value=bL, disabled=True, help=fixed)
 else:
-    K = c2.slider("Drafts K", 1, 8, key="dec_K", disabled=shape == "tree", help=fixed or "Chains drafted per iteration.")
-L = c3.slider("Depth L" if shape == "dynamic" else "Length L", 1, MAX_DEPTH, key="dec_L", disabled=shape == "tree",
-              help=fixed or "Draft tokens per chain (the tree's depth).")
+    if shape == "dynamic":
+        K = c2.slider("Width K", 1, 8, key="dec_width",
+                      help="Nodes expanded per depth, each proposing its K most probable tokens.")
+    else:
+        K = c2.slider("Drafts K", 1, 8, key="dec_K", help="Chains drafted per iteration.")
+    L = c3.slider("Depth L" if shape == "dynamic" else "Length L", 1, MAX_DEPTH, key="dec_L",
+                  help="Draft tokens per chain (the tree's depth).")
 T = c4.slider("Temperature T", 0.0, 2.0, step=0.05, key="dec_T")
 max_new = c5.number_input("New tokens", 8, 1024, step=8, key="dec_max")
 seed = c6.number_input("Seed", 0, 10**9, step=1, key="dec_seed")

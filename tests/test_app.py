@@ -813,7 +813,9 @@ def test_live_decoder_static_topk_tree_at_T0_is_the_targets_greedy_text(tiny_pai
                                                     "dec_max": 16, "dec_prompt": "def main():\n"})
     no_errors(at)
     assert any(c.value.startswith("Draft: b = (2, 2, 1), topk, at most 10 tokens") for c in at.caption)
-    assert slider(at, "dec_K").disabled and slider(at, "dec_L").disabled   # b fixes them
+    fixed = {s.label: s for s in at.slider if s.label in ("Drafts K", "Length L")}
+    assert all(s.disabled for s in fixed.values())                          # b fixes them, as b gives them
+    assert (fixed["Drafts K"].value, fixed["Length L"].value) == (2, 3)
     at.button(key="dec_go").click().run()
     no_errors(at)
     gen = at.session_state["dec_result"]["generation"]
