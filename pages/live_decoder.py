@@ -30,7 +30,8 @@ MAX_DRAFTED, MAX_DEPTH = 64, 8
 #: Drafts the comparison offers beside the one chosen above, by the name a link gives them: the
 #: command line's side-by-side suite (``python -m core bench --suite trees``): i.i.d. chains, the
 #: static tree (2, 2, 1, 1) by each law, and EAGLE-2's dynamic tree of 16 nodes.
-COMPARE_DRAFTS = {"chains": StaticPlan.chains(4, 4), **{f"tree-{law}": StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS},
+COMPARE_DRAFTS = {"chains": StaticPlan.chains(4, 4),
+                  **{f"tree-{law}": StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS},
                   "dynamic": DynamicPlan(16, 4, 4)}
 #: The comparison's option for the draft chosen above.
 ABOVE = "above"

@@ -28,7 +28,8 @@ from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import errors, models_root
 from pages.ui.toy_config import url_choice
 
-__all__ = ["PAIR_SOURCES", "SOURCE_NAMES", "link_params", "link_values", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
+__all__ = ["PAIR_SOURCES", "SOURCE_NAMES", "link_params", "link_values", "LEGEND_HTML", "BackgroundLoads", "LOADS",
+           "loaded_pair", "pair_picker", "generate",
            "decoder_methods", "TokenTexts", "token_texts", "visible", "tree_from_trace", "ColoredText", "colored_text_html",
            "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
 
