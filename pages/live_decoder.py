@@ -16,6 +16,7 @@ import streamlit as st
 from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
+from core.rules.registry import resolve
 from pages.ui import charts, errors, figures, lazy, pair_picker, routing, text
 from pages.ui.toy_config import law_label
 
@@ -26,11 +27,12 @@ routing.router_guard()
 SHAPES = {"chains": "chains K×L", "tree": "static tree b", "dynamic": "dynamic tree (EAGLE-2)"}
 #: The most tokens one iteration drafts here (chains 8×8): a larger tree is slow and unreadable.
 MAX_DRAFTED, MAX_DEPTH = 64, 8
-#: Drafts the comparison offers beside the one chosen above: issue 27's side-by-side suite
-#: (``python -m core bench --suite trees``): i.i.d. chains, the static tree (2, 2, 1, 1) by each law,
-#: and EAGLE-2's dynamic tree of 16 nodes.
-COMPARE_DRAFTS = {plan.label: plan for plan in (
-    StaticPlan.chains(4, 4), *(StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS), DynamicPlan(16, 4, 4))}
+#: Drafts the comparison offers beside the one chosen above, by the name a link gives them: the
+#: command line's side-by-side suite (``python -m core bench --suite trees``): i.i.d. chains, the
+#: static tree (2, 2, 1, 1) by each law, and EAGLE-2's dynamic tree of 16 nodes.
+COMPARE_DRAFTS = {"chains": StaticPlan.chains(4, 4),
+                  **{f"tree-{law}": StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS},
+                  "dynamic": DynamicPlan(16, 4, 4)}
 #: The comparison's option for the draft chosen above.
 ABOVE = "above"
 
@@ -44,12 +46,63 @@ st.markdown(
 st.markdown(pair_picker.LEGEND_HTML, unsafe_allow_html=True)
 
 methods = pair_picker.decoder_methods()
-any_tree = ", ".join("rrs (SpecInfer)" if m == "specinfer" else m for m in tree_rules(methods))
+on_trees = tree_rules(methods)
+any_tree = ", ".join("rrs (SpecInfer)" if m == "specinfer" else m for m in on_trees)
+#: The rule a draft that is not K i.i.d. chains switches to when the chosen rule cannot verify it:
+#: a lossless rule defined on every shape and law, traversal first (rrs is the other one).
+TREE_RULE = next(m for m in ("traversal", *on_trees) if m in on_trees and resolve(m).lossless_by_theory)
+
+
+def _b(text_: str) -> tuple[int, ...]:
+    """The branching vector typed in "b", e.g. 2,2,1: whole numbers with commas (``Shape.tree``
+    checks each b_d ≥ 1).  The sentence names the field, not the command line's --tree."""
+    try:
+        return tuple(int(x) for x in text_.replace(" ", "").split(","))
+    except ValueError:
+        raise DecodingError(f"b must be whole numbers with commas, such as 2,2,1, not {text_.strip()!r}") from None
+
+
+def _branching(text_: str) -> str:
+    """A branching vector as a link holds it: whole numbers ≥ 1 with commas, a tree this page drafts."""
+    try:
+        shape = StaticPlan.tree(_b(text_)).shape
+    except DecodingError:
+        raise ValueError(text_) from None
+    if shape.L > MAX_DEPTH or shape.budget > MAX_DRAFTED:
+        raise ValueError(text_)
+    return ",".join(map(str, shape.branching))
+
+
+#: What a link to this page holds: parameter → (session-state key, parser raising ValueError when the
+#: text is no value the control offers); the pair picker's own are ``pair_picker.pair_link_params``.
+LINK = {**pair_picker.pair_link_params("dec"),
+        "prompt": ("dec_prompt", str),
+        "shape": ("dec_shape", routing.choice(SHAPES)),
+        "b": ("dec_b", _branching),
+        "law": ("dec_law", routing.choice(LAWS)),
+        "K": ("dec_K", routing.number(int, 1, 8)),
+        "width": ("dec_width", routing.number(int, 1, 8)),
+        "L": ("dec_L", routing.number(int, 1, MAX_DEPTH)),
+        "budget": ("dec_budget", routing.number(int, 1, MAX_DRAFTED)),
+        "method": ("dec_method", routing.choice(methods)),
+        "T": ("dec_T", routing.number(float, 0.0, 2.0)),
+        "tokens": ("dec_max", routing.number(int, 8, 1024)),
+        "seed": ("dec_seed", routing.number(int, 0, 10**9)),
+        "compare": ("dec_compare", routing.choices(methods)),
+        "drafts": ("dec_compare_drafts", routing.choices([ABOVE, *COMPARE_DRAFTS])),
+        "baseline": ("dec_baseline", lambda text_: routing.choice(("0", "1"))(text_) == "1")}
+
+unapplied = routing.link_warning(routing.read_link(LINK), "the page shows its settings above instead")
+if unapplied:
+    st.warning(text.escape_markdown(unapplied))
+
 ss = st.session_state
 # The comparison's controls are drawn only once a generation is shown, and Streamlit forgets a
 # widget's value after a run that did not draw it: a pair switch (whose run stops at "Press
-# Generate") emptied "Methods".  Re-assigned here, on every run, they are the session's own values.
-for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline"):
+# Generate") emptied "Methods".  Re-assigned here, on every run, they are the session's own values;
+# so are the chains' K and L and the dynamic tree's width and depth (a static tree shows b's own K and
+# L) and the law the dynamic tree does not draw by.
+for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline", "dec_K", "dec_L", "dec_width", "dec_law"):
     if _key in ss:
         ss[_key] = ss[_key]
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
@@ -57,12 +110,74 @@ ss.setdefault("dec_method", "rbv" if "rbv" in methods else methods[0])
 ss.setdefault("dec_shape", "chains")
 ss.setdefault("dec_b", "2,2,1")
 ss.setdefault("dec_law", "iid")
+# The dynamic tree of the command line's side-by-side suite, EAGLE-2's small setting: 16 of the
+# 4 + 3·4² = 52 candidates of depth 4 and width 4.
 ss.setdefault("dec_budget", 16)
+ss.setdefault("dec_width", 4)
 ss.setdefault("dec_K", 2)
 ss.setdefault("dec_L", 4)
-ss.setdefault("dec_T", 1.0)
+# T = 0.6: on the bundled pair and this prompt, seeds 0 and 1 give 64 tokens that read as Python
+# (def, return, docstrings, indented blocks); at T = 1 they are word salad ("f_createcol Meriptup"),
+# at 0.5 seed 1 already loops on "test_helper.import_helper", and at 0.3 both seeds loop.
+ss.setdefault("dec_T", 0.6)
 ss.setdefault("dec_max", 32)
 ss.setdefault("dec_seed", 0)
+
+
+def chosen_plan():
+    """The draft plan the controls name (``draft_plan``, as the command line builds it), or
+    ``DecodingError`` with the sentence that refuses it.  The dynamic tree's budget is taken down to
+    the candidates its depth and width give (said under the controls), so every budget runs."""
+    if ss.dec_shape == "chains":
+        plan = draft_plan(K=int(ss.dec_K), L=int(ss.dec_L), law=ss.dec_law)
+    elif ss.dec_shape == "tree":
+        plan = draft_plan(tree=_b(ss.dec_b), law=ss.dec_law)
+    else:
+        most = DynamicPlan(1, int(ss.dec_L), int(ss.dec_width)).candidates
+        plan = draft_plan(budget=min(int(ss.dec_budget), most), L=int(ss.dec_L), K=int(ss.dec_width))
+    if plan.L > MAX_DEPTH or plan.budget > MAX_DRAFTED:
+        raise DecodingError(f"{plan.label} drafts {plan.budget} tokens at depth {plan.L}; this page drafts at "
+                            f"most {MAX_DRAFTED} tokens an iteration, at depth at most {MAX_DEPTH}")
+    return plan
+
+
+def verifies(method_: str, plan_) -> bool:
+    try:
+        check_plan(method_, plan_)
+        return True
+    except DecodingError:
+        return False
+
+
+plan = refusal = None
+try:
+    plan = chosen_plan()
+except DecodingError as exc:
+    refusal = exc
+# A draft the chosen rule cannot verify switches the rule to one that can, and says so; back on K
+# i.i.d. chains, the rule the reader had chosen comes back.
+switched = ss.get("dec_switched")
+if switched and (ss.dec_method != switched[1] or plan is not None and plan.iid_chains):
+    if ss.dec_method == switched[1]:       # not chosen by the reader since: theirs comes back
+        ss.dec_method = switched[0]
+    del ss["dec_switched"]
+    switched = None
+if plan is not None and not verifies(ss.dec_method, plan):
+    ss["dec_switched"] = switched = (ss.dec_method, TREE_RULE)
+    ss.dec_method = TREE_RULE
+offered = methods if plan is None or plan.iid_chains else on_trees
+
+# The comparison offers the rules that run on at least one of its drafts; a choice left empty by a
+# change of the draft above falls back to the rules that verify it.
+compare_plans = {p_.label: p_ for d in ss.get("dec_compare_drafts", [ABOVE])
+                 for p_ in ([plan] if d == ABOVE else [COMPARE_DRAFTS[d]]) if p_ is not None}
+compare_offered = [m for m in methods if any(verifies(m, p_) for p_ in compare_plans.values())]
+compare_default = ([x for x in ("bv", "spectr", "spectr_gbv", "rbv") if x in methods]
+                   if plan is None or plan.iid_chains else [m for m in on_trees if resolve(m).lossless_by_theory])
+if "dec_compare" in ss:
+    kept = [m for m in ss.dec_compare if m in compare_offered]
+    if kept != ss.dec_compare:
+        ss.dec_compare = kept or [m for m in compare_default if m in compare_offered]
 
 # The controls come before the pair check: a widget not drawn in a run loses its value, so a pair
 # error would reset them.  The same holds for a control the chosen shape does not use: it is shown
@@ -77,60 +192,85 @@ shape = d1.radio("Draft shape", list(SHAPES), key="dec_shape", format_func=SHAPE
                       "tokens, and the n best candidates of all depths form the tree (docs/decoder.md).")
 b_text = d2.text_input("b (comma-separated)", key="dec_b", disabled=shape != "tree",
                        help="b₁,…,b_L with every b_d ≥ 1, e.g. 2,2,1 (the command line's --tree).")
-law = d3.selectbox("Draft law", list(LAWS), key="dec_law", format_func=law_label, disabled=shape == "dynamic",
-                   help="How the tokens at a node are drawn from p: with replacement (iid), without (wor), the k "
-                        "most probable (topk), or the k − 1 most probable and one sampled (greedy). The dynamic tree "
-                        "always takes each node's most probable tokens (topk): it is deterministic given the draft.")
+LAW_HELP = ("How the tokens at a node are drawn from p: with replacement (iid), without (wor), the k most probable "
+            "(topk), or the k − 1 most probable and one sampled (greedy). The dynamic tree always takes each node's "
+            "most probable tokens (topk): it is deterministic given the draft.")
+if shape == "dynamic":      # shown as what it drafts by; the law chosen for the other shapes is kept
+    d3.selectbox("Draft law", ["topk"], key="dec_law_dynamic", format_func=law_label, disabled=True, help=LAW_HELP)
+    law = ss.dec_law
+else:
+    law = d3.selectbox("Draft law", list(LAWS), key="dec_law", format_func=law_label, help=LAW_HELP)
 budget = d4.number_input("Budget n", 1, MAX_DRAFTED, step=1, key="dec_budget", disabled=shape != "dynamic",
                          help="The dynamic tree's size: the n candidates of highest cumulative draft "
-                              "log-probability are drafted (the command line's --budget).")
+                              "log-probability are drafted (the command line's --budget), at most the "
+                              "K + (L − 1)·K² candidates of depth L and width K.")
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
-method = c1.selectbox("Method", methods, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}",
+method = c1.selectbox("Method", offered, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}",
                       help=f"Every rule verifies K i.i.d. chains (the iid law on chains); any other draft is verified "
-                           f"by the rules defined on token trees: {any_tree}.")
-fixed = "b fixes K = b₁ and L = the length of b." if shape == "tree" else None
-K = c2.slider("Width K" if shape == "dynamic" else "Drafts K", 1, 8, key="dec_K", disabled=shape == "tree",
-              help=fixed or ("Nodes expanded per depth, each proposing its K most probable tokens."
-                             if shape == "dynamic" else "Chains drafted per iteration."))
-L = c3.slider("Depth L" if shape == "dynamic" else "Length L", 1, MAX_DEPTH, key="dec_L", disabled=shape == "tree",
-              help=fixed or "Draft tokens per chain (the tree's depth).")
-T = c4.slider("Temperature T", 0.0, 2.0, step=0.1, key="dec_T")
+                           f"by the rules defined on token trees, the only ones offered then: {any_tree}.")
+if shape == "tree":      # b fixes K and L: shown as b gives them, the chains' own are kept
+    fixed = "b fixes K = b₁ and L = the length of b."
+    bK, bL = (plan.K, plan.L) if plan is not None else (ss.dec_K, ss.dec_L)
+    K = c2.slider("Drafts K", 1, max(8, bK), value=bK, disabled=True, help=fixed)
+    L = c3.slider("Length L", 1, max(MAX_DEPTH, bL), value=bL, disabled=True, help=fixed)
+else:
+    if shape == "dynamic":
+        K = c2.slider("Width K", 1, 8, key="dec_width",
+                      help="Nodes expanded per depth, each proposing its K most probable tokens.")
+    else:
+        K = c2.slider("Drafts K", 1, 8, key="dec_K", help="Chains drafted per iteration.")
+    L = c3.slider("Depth L" if shape == "dynamic" else "Length L", 1, MAX_DEPTH, key="dec_L",
+                  help="Draft tokens per chain (the tree's depth).")
+T = c4.slider("Temperature T", 0.0, 2.0, step=0.05, key="dec_T")
 max_new = c5.number_input("New tokens", 8, 1024, step=8, key="dec_max")
 seed = c6.number_input("Seed", 0, 10**9, step=1, key="dec_seed")
 
-
-def chosen_plan():
-    """The draft plan the controls name (``draft_plan``, as the command line builds it), or
-    ``DecodingError`` with the sentence that refuses it."""
-    if shape == "chains":
-        plan = draft_plan(K=int(K), L=int(L), law=law)
-    elif shape == "tree":
-        plan = draft_plan(tree=b_text.strip(), law=law)
-    else:
-        plan = draft_plan(budget=int(budget), L=int(L), K=int(K))
-    if plan.L > MAX_DEPTH or plan.budget > MAX_DRAFTED:
-        raise DecodingError(f"{plan.label} drafts {plan.budget} tokens at depth {plan.L}; this page drafts at "
-                            f"most {MAX_DRAFTED} tokens an iteration, at depth at most {MAX_DEPTH}")
-    return plan
-
-
-plan = refusal = None
-try:
-    drafted = chosen_plan()
-    check_plan(method, drafted)
-    plan = drafted
-except DecodingError as exc:
-    refusal = exc
 if refusal is not None:   # one sentence, never a traceback; kept as written (a method's name is lower case)
     st.error(text.escape_markdown(f"This draft is refused: {str(refusal).strip().rstrip('.')}."))
 else:
+    if switched and method == switched[1]:
+        st.info(f"{figures.short(switched[0])} is defined on K i.i.d. chains only: {figures.short(method)}, "
+                f"a lossless rule on token trees, verifies this draft.")
     how = LAWS[plan.law].summary if shape != "dynamic" else "Each node's most probable tokens, chosen afresh every iteration."
-    st.caption(f"Draft: {plan.label}, at most {plan.budget} tokens an iteration. {how} "
+    fewer = (f" The budget {int(budget)} is more than the {plan.candidates} candidates of depth {plan.L} and width "
+             f"{plan.K}: the tree drafts them all." if shape == "dynamic" and plan.budget < int(budget) else "")
+    st.caption(f"Draft: {plan.label}, at most {plan.budget} tokens an iteration.{fewer} {how} "
                + ("Every rule verifies it." if plan.iid_chains else f"Verified by {any_tree}.")
                + (" At T = 0 wor and greedy draft as topk, their T → 0 limit." if T == 0 and not plan.iid_chains
-                  and plan.law in ("wor", "greedy") else ""))
+                  and plan.law in ("wor", "greedy") else "")
+               + (" A top-k child is no sample of p but a fixed token, so the verifier accepts the child of rank k "
+                  "with q(x_k), what the target still gives it, not with min(1, q/p): at T = 1 q spreads its mass "
+                  "and a top-k tree accepts less than an i.i.d. one, at low T q concentrates and it catches up."
+                  if plan.law == "topk" and T > 0 else ""))
 
 pair = pair_picker.pair_picker("dec")
+
+
+def link_values() -> dict[str, str]:
+    """The page's settings as its link (``LINK``): only those the chosen shape and pair source read."""
+    values = {**pair_picker.pair_link("dec"), "prompt": prompt, "shape": shape}
+    if shape == "chains":
+        values.update(K=str(int(K)), L=str(int(L)), law=law)
+    elif shape == "tree":
+        try:
+            values.update(b=_branching(b_text.strip()))
+        except ValueError:      # refused above; a link keeps the shape and law
+            pass
+        values["law"] = law
+    else:
+        values.update(budget=str(int(budget)), L=str(int(L)), width=str(int(K)))
+    values.update(method=method, T=f"{float(T):g}", tokens=str(int(max_new)), seed=str(int(seed)))
+    if "dec_compare" in ss:
+        values.update(compare=",".join(ss.dec_compare), drafts=",".join(ss.dec_compare_drafts),
+                      baseline="1" if ss.dec_baseline else "0")
+    return values
+
+
+routing.write_link(link_values())
+# Generate stays on the page whatever is refused (the draft, or the pair: its sentence is above).
+go = st.button("Generate", type="primary", key="dec_go", disabled=plan is None or pair is None,
+               help="Choose a draft that the method verifies (the sentence above says why not)." if plan is None else
+               "Choose a model pair that loads (the sentence above says why not)." if pair is None else None)
 if pair is None:
     st.stop()
 for name in ("dec_result", "dec_compare_result"):   # results of another pair are not this pair's
@@ -171,8 +311,6 @@ def _metrics_row(m, draft: str | None) -> dict:
             **{f"{k} s": v for k, v in _phases(m).items()}}
 
 
-go = st.button("Generate", type="primary", key="dec_go", disabled=plan is None,
-               help="Choose a draft that the method verifies (the sentence above says why not)." if plan is None else None)
 text_box = st.empty()
 live = st.empty()
 live_chart = st.empty()
@@ -239,7 +377,7 @@ m = gen.metrics
 run_method = result["config"]["method"]
 st.header("How it went")
 c = st.columns(5)
-c[0].metric("Block efficiency (tokens per target call)", f"{m.block_efficiency:.3f}")
+c[0].metric("Block efficiency", f"{m.block_efficiency:.3f}", help="Tokens per target call.")
 c[1].metric("Tokens per second", f"{m.tokens_per_second:.1f}")
 c[2].metric("Tokens generated", f"{m.tokens_generated}")
 c[3].metric("Iterations", f"{m.iterations}")
@@ -294,19 +432,20 @@ if tree_box is not None and gen.iterations:
 
 # -- compare methods and drafts -----------------------------------------------------------------
 st.header("Compare methods and drafts on the same prompt and seed")
-ss.setdefault("dec_compare", [x for x in ("bv", "spectr", "spectr_gbv", "rbv") if x in methods])
 ss.setdefault("dec_compare_drafts", [ABOVE])
+ss.setdefault("dec_compare", [m for m in compare_default if m in compare_offered])
 ss.setdefault("dec_baseline", True)
-chosen = st.multiselect("Methods", methods, key="dec_compare", format_func=figures.short)
 drafts = st.multiselect(
     "Drafts", [ABOVE, *COMPARE_DRAFTS], key="dec_compare_drafts",
-    format_func=lambda d: f"the draft above ({plan.label})" if d == ABOVE and plan is not None else
-    "the draft above (refused)" if d == ABOVE else d,
+    format_func=lambda d: (f"the draft above ({plan.label})" if plan is not None else "the draft above (refused)")
+    if d == ABOVE else COMPARE_DRAFTS[d].label,
     help="Each method verifies each draft it is defined on: every rule on i.i.d. chains, the token-tree "
          f"rules ({any_tree}) on any draft. The other drafts are those of the command line's "
          "side-by-side suite (python -m core bench --suite trees).")
+chosen = st.multiselect("Methods", compare_offered, key="dec_compare", format_func=figures.short,
+                        help="The rules that run on at least one of the drafts chosen above.")
 baseline = st.checkbox("Include the target alone (for the speedup)", key="dec_baseline")
-plans = {p_.label: p_ for d in drafts for p_ in ([plan] if d == ABOVE else [COMPARE_DRAFTS[d]]) if p_ is not None}
+plans = compare_plans
 runs, skipped = [], []
 for p_ in plans.values():
     for x in chosen:

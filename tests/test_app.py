@@ -91,7 +91,7 @@ def test_lab_offers_every_registered_rule_at_first():
     at = open_page("pages/toy_lab.py")
     no_errors(at)
     shorts = [cls.short for cls in REGISTRY.values()]
-    assert list(_lab_table(at)["method"]) == shorts and len(shorts) == 12
+    assert list(_lab_table(at)["method"]) == shorts
     assert {"LP-optimal", "Typical"} <= {t["name"].split(" = ")[0] for t in figure(at, "Expected accepted tokens")["data"]}
 
 
@@ -202,13 +202,17 @@ def test_lab_large_configuration_warns_before_solving():
 def test_lab_too_large_offers_no_button_and_no_verdict_on_uncomputed_methods():
     """Issue 12, item 1: past core's hard limit nothing offers "Compute anyway"; times are in human
     units; the monotonicity sentence names exactly the methods it covers."""
+    from core.rules.registry import REGISTRY
+    # exact-match acceptance reads the first draft alone: its exact law costs V^L, not V^(K·L), large
+    # here but computable ("Compute anyway" for it alone), so it is left out of this configuration.
+    methods = [m for m in REGISTRY if m != "exact_match"]
     at = open_page("pages/toy_lab.py", state={"toy_V": 12, "toy_K": 8, "toy_L": 4, "lab_kmax": 3,
-                                              "lab_mc_n": 100})
+                                              "lab_mc_n": 100, "toy_methods": methods})
     no_errors(at)
     assert not any(b.label == "Compute anyway" for b in at.button)
     refusal = next(w.value for w in at.warning if "Too large" in w.value)
     assert "more than a year" in refusal and "e+" not in refusal and "SpecTr-GBV" in refusal
-    assert list(_lab_table(at)["method"]) == ["SD", "BV", "Best-of-K+BV"]
+    assert list(_lab_table(at)["method"]) == ["SD", "BV", "Best-of-K+BV", "EAGLE"]
     section(at, "drafts")
     said = " ".join(e.value for e in [*at.success, *at.warning, *at.info])
     assert "Every method" not in said and "every method" not in said
@@ -453,7 +457,7 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     gen = at.session_state["dec_result"]["generation"]
     assert gen.metrics.tokens_generated >= 1 and gen.iterations
     metrics = {m.label: m.value for m in at.metric}
-    assert float(metrics["Block efficiency (tokens per target call)"]) == pytest.approx(gen.metrics.block_efficiency, abs=1e-3)
+    assert float(metrics["Block efficiency"]) == pytest.approx(gen.metrics.block_efficiency, abs=1e-3)
     assert len(figures_json(at)) == 2                # the tree is drawn only once its box is open
     assert [e.label for e in at.expander if e.label.startswith("Show the draft tree")]
     no_errors(open_box(at, "dec_tree_open"))        # as a click on the box does
@@ -509,6 +513,7 @@ def test_live_decoder_controls_survive_a_pair_error(tiny_pair):
                                                     "dec_prompt": "x = 1\n", "dec_method": "spectr"})
     at.sidebar.text_input(key="dec_target").set_value("/no/such/model").run()
     assert at.error and not at.exception
+    assert at.button(key="dec_go").disabled                 # Generate stays, waiting for a pair
     at.sidebar.text_input(key="dec_target").set_value(tiny_pair[0]).run()
     no_errors(at)
     assert (slider(at, "dec_K").value, slider(at, "dec_L").value, slider(at, "dec_T").value) == (3, 5, 0.4)
@@ -859,7 +864,9 @@ def test_live_decoder_static_topk_tree_at_T0_is_the_targets_greedy_text(tiny_pai
                                                     "dec_max": 16, "dec_prompt": "def main():\n"})
     no_errors(at)
     assert any(c.value.startswith("Draft: b = (2, 2, 1), topk, at most 10 tokens") for c in at.caption)
-    assert slider(at, "dec_K").disabled and slider(at, "dec_L").disabled   # b fixes them
+    fixed = {s.label: s for s in at.slider if s.label in ("Drafts K", "Length L")}
+    assert all(s.disabled for s in fixed.values())                          # b fixes them, as b gives them
+    assert (fixed["Drafts K"].value, fixed["Length L"].value) == (2, 3)
     at.button(key="dec_go").click().run()
     no_errors(at)
     gen = at.session_state["dec_result"]["generation"]
@@ -905,16 +912,18 @@ def test_live_decoder_wor_tree_and_dynamic_tree_run_and_compare(tiny_pair):
     at.radio(key="dec_shape").set_value("dynamic").run()
     at.number_input(key="dec_budget").set_value(6).run()
     no_errors(at)
-    assert slider(at, "dec_K").label == "Width K" and at.selectbox(key="dec_law").disabled
+    assert slider(at, "dec_width").label == "Width K"
+    law = at.selectbox(key="dec_law_dynamic")
+    assert law.disabled and law.value == "topk" and at.session_state["dec_law"] == "wor"   # kept for the other shapes
     at.button(key="dec_go").click().run()
     no_errors(at)
     gen = at.session_state["dec_result"]["generation"]
-    assert gen.metrics.draft == "dynamic tree of 6 nodes, depth 4, top-2" and gen.metrics.law == "topk"
+    assert gen.metrics.draft == "dynamic tree of 6 nodes, depth 4, top-4" and gen.metrics.law == "topk"
     assert all(1 <= len(it.edges()) <= 6 for it in gen.iterations)
     assert figure(at, "Iteration 1: τ =")                   # the box stays open: the new run's tree
 
+    at.multiselect(key="dec_compare_drafts").set_value(["above", "chains"]).run()
     at.multiselect(key="dec_compare").set_value(["bv", "traversal"]).run()
-    at.multiselect(key="dec_compare_drafts").set_value(["above", "chains 4×4, iid"]).run()
     no_errors(at)
     assert any(i.value.startswith("Not run, the rule being defined on K i.i.d. chains only: "
                                   "BV on dynamic tree of 6 nodes") for i in at.info), [i.value for i in at.info]
@@ -922,38 +931,206 @@ def test_live_decoder_wor_tree_and_dynamic_tree_run_and_compare(tiny_pair):
     no_errors(at)
     table = at.dataframe[-1].value
     assert list(zip(table["method"], table["draft"].fillna(""))) == [
-        ("Traversal", "dynamic tree of 6 nodes, depth 4, top-2"), ("BV", "chains 4×4, iid"),
+        ("Traversal", "dynamic tree of 6 nodes, depth 4, top-4"), ("BV", "chains 4×4, iid"),
         ("Traversal", "chains 4×4, iid"), ("Target alone", "")]
     compared = [f for f in figures_json(at) if f["layout"]["title"]["text"].startswith("Acceptance per")][-1]
     assert [t["name"] for t in compared["data"]] == [
-        "Traversal · dynamic tree of 6 nodes, depth 4, top-2", "BV · chains 4×4, iid", "Traversal · chains 4×4, iid"]
+        "Traversal · dynamic tree of 6 nodes, depth 4, top-4", "BV · chains 4×4, iid", "Traversal · chains 4×4, iid"]
     assert [t["marker"]["pattern"]["shape"] for t in compared["data"]] == ["", "/", "/"]   # a pattern per draft
 
 
-def test_live_decoder_refuses_a_draft_it_cannot_verify_in_one_sentence(tiny_pair):
+def test_live_decoder_every_shape_runs_with_its_defaults(tiny_pair):
+    """Each shape with the other controls at their defaults generates: RBV (the default rule) on
+    i.i.d. chains 2×4; on the static tree b = (2, 2, 1) by iid and on EAGLE-2's dynamic tree of 16
+    nodes (depth 4, width 4) the rule switches to traversal and says so in one line; the comparison
+    then offers the token-tree rules and runs its default, the two lossless ones, with nothing "Not run"."""
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
+    no_errors(at)
+    assert (slider(at, "dec_T").value, slider(at, "dec_T").proto.step) == (0.6, 0.05)
+    for shape, method, draft in (("chains", "rbv", "chains 2×4, iid"), ("tree", "traversal", "b = (2, 2, 1), iid"),
+                                 ("dynamic", "traversal", "dynamic tree of 16 nodes, depth 4, top-4")):
+        at.radio(key="dec_shape").set_value(shape).run()
+        no_errors(at)
+        assert at.selectbox(key="dec_method").value == method
+        switched = [i.value for i in at.info if "chains only" in i.value]
+        assert switched == ([] if shape == "chains" else
+                            ["RBV is defined on K i.i.d. chains only: Traversal, a lossless rule on token trees, "
+                             "verifies this draft."])
+        assert not at.button(key="dec_go").disabled
+        at.button(key="dec_go").click().run()
+        no_errors(at)
+        assert at.session_state["dec_result"]["generation"].metrics.draft == draft
+        assert at.button(key="dec_go")                    # Generate stays on the page
+    assert at.multiselect(key="dec_compare").options == ["SpecInfer", "Traversal", "Typical", "EAGLE"]
+    assert at.multiselect(key="dec_compare").value == ["specinfer", "traversal"]
+    assert not [i.value for i in at.info if i.value.startswith("Not run")]
+    at.checkbox(key="dec_baseline").uncheck().run()
+    at.button(key="dec_compare_go").click().run()
+    no_errors(at)
+    assert list(at.dataframe[-1].value["method"]) == ["SpecInfer", "Traversal"]
+
+
+def test_live_decoder_every_option_runs_with_the_other_controls_at_their_defaults(tiny_pair):
+    """Every law on chains and on the static tree, and every width, depth and budget of the dynamic
+    tree, taken alone, gives a draft the (possibly switched) rule verifies: no refusal, Generate on.
+    A budget above the candidates is taken down to them and said: width 2 at depth 4 has
+    2 + 3·2² = 14 candidates, width 1 has 1 + 3·1 = 4, depth 1 with width 4 has the root's 4."""
+    at = open_page("pages/live_decoder.py", state=pair_state(tiny_pair))
+    no_errors(at)
+    defaults = dict(dec_shape="chains", dec_law="iid", dec_width=4, dec_L=4, dec_budget=16, dec_K=2, dec_method="rbv")
+    assert {k: at.session_state[k] for k in defaults} == defaults
+    cases = [dict(dec_shape=shape, dec_law=law) for shape in ("chains", "tree") for law in ("iid", "wor", "topk", "greedy")]
+    cases += [dict(dec_shape="dynamic", dec_width=w) for w in range(1, 9)]
+    cases += [dict(dec_shape="dynamic", dec_L=d) for d in range(1, 9)]
+    cases += [dict(dec_shape="dynamic", dec_budget=n) for n in (1, 16, 52, 53, 64)]
+    cases += [dict(dec_shape="chains", dec_K=k) for k in (1, 8)] + [dict(dec_shape="chains", dec_L=d) for d in (1, 8)]
+    captions = {}
+    for case in cases:
+        for k in ("dec_shape", "dec_law", "dec_width", "dec_L", "dec_budget", "dec_K"):   # the page sets the rule
+            at.session_state[k] = defaults[k]
+        for k, v in case.items():
+            at.session_state[k] = v
+        at.run()
+        no_errors(at)
+        assert not at.button(key="dec_go").disabled, case
+        assert at.selectbox(key="dec_method").value == ("rbv" if case.get("dec_shape") == "chains" and
+                                                        case.get("dec_law", "iid") == "iid" else "traversal"), case
+        captions[tuple(case.items())] = next(c.value for c in at.caption if c.value.startswith("Draft:"))
+    said = lambda n, d, w: f"The budget 16 is more than the {n} candidates of depth {d} and width {w}: the tree drafts them all."  # noqa: E731
+    assert said(14, 4, 2) in captions[(("dec_shape", "dynamic"), ("dec_width", 2))]
+    assert said(4, 4, 1) in captions[(("dec_shape", "dynamic"), ("dec_width", 1))]
+    assert said(4, 1, 4) in captions[(("dec_shape", "dynamic"), ("dec_L", 1))]
+    assert "candidates" not in captions[(("dec_shape", "dynamic"), ("dec_width", 3))]    # 3 + 3·9 = 30 ≥ 16
+    assert captions[(("dec_shape", "dynamic"), ("dec_budget", 53))].startswith(
+        "Draft: dynamic tree of 52 nodes, depth 4, top-4")                                # 4 + 3·4² = 52
+    topk = captions[(("dec_shape", "tree"), ("dec_law", "topk"))]
+    assert "accepts the child of rank k with q(x_k)" in topk
+    assert "q(x_k)" not in captions[(("dec_shape", "tree"), ("dec_law", "iid"))]
+
+
+def test_live_decoder_every_rule_offered_generates_on_the_default_drafts(tiny_pair):
+    """Every rule the Method box offers generates on the default chains (all of them) and on the
+    default static tree (the token-tree rules), as do T = 0 and T = 2 with RBV."""
+    from core.decoding.plans import tree_rules
+    from pages.ui import pair_picker
+
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
+    runs = [("chains", m, None) for m in pair_picker.decoder_methods()]
+    runs += [("tree", m, None) for m in tree_rules(pair_picker.decoder_methods())]
+    runs += [("chains", "rbv", 0.0), ("chains", "rbv", 2.0)]
+    for shape, method, T in runs:
+        at.radio(key="dec_shape").set_value(shape).run()
+        at.selectbox(key="dec_method").set_value(method).run()
+        slider(at, "dec_T").set_value(0.6 if T is None else T).run()
+        at.button(key="dec_go").click().run()
+        no_errors(at)
+        m = at.session_state["dec_result"]["generation"].metrics
+        assert (m.method, m.draft) == (method, "chains 2×4, iid" if shape == "chains" else "b = (2, 2, 1), iid")
+        assert 1 <= m.tokens_generated <= 8
+
+
+def test_live_decoder_settings_are_a_link(tiny_pair):
+    """The settings are written to the URL, and a fresh session opened on it shows them again: the
+    static tree and the dynamic tree (the keys each shape reads), the comparison's choice too."""
+    at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
+    at.radio(key="dec_shape").set_value("tree").run()
+    at.text_input(key="dec_b").set_value("3,1").run()
+    at.selectbox(key="dec_law").set_value("wor").run()
+    at.selectbox(key="dec_method").set_value("specinfer").run()
+    slider(at, "dec_T").set_value(0.35).run()
+    at.number_input(key="dec_seed").set_value(7).run()
+    at.button(key="dec_go").click().run()
+    at.multiselect(key="dec_compare_drafts").set_value(["above", "chains"]).run()
+    at.multiselect(key="dec_compare").set_value(["bv", "traversal"]).run()
+    no_errors(at)
+    url = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert url == {"pair": "local", "target": tiny_pair[0], "draft": tiny_pair[1], "prompt": "import os\n\n\ndef main():\n",
+                   "shape": "tree", "b": "3,1", "law": "wor", "method": "specinfer", "T": "0.35", "tokens": "8",
+                   "seed": "7", "compare": "bv,traversal", "drafts": "above,chains", "baseline": "1"}
+    again = open_page("pages/live_decoder.py", query=url)              # a fresh browser on the link
+    no_errors(again)
+    assert not again.warning
+    assert (again.radio(key="dec_shape").value, again.text_input(key="dec_b").value, again.selectbox(key="dec_law").value,
+            again.selectbox(key="dec_method").value, slider(again, "dec_T").value, again.number_input(key="dec_seed").value,
+            again.number_input(key="dec_max").value) == ("tree", "3,1", "wor", "specinfer", 0.35, 7, 8)
+    assert (again.session_state["dec_compare"], again.session_state["dec_compare_drafts"]) == (["bv", "traversal"],
+                                                                                                ["above", "chains"])
+    dynamic = {**url, "shape": "dynamic", "budget": "12", "L": "3", "width": "3", "method": "traversal"}
+    again = open_page("pages/live_decoder.py", query=dynamic)
+    no_errors(again)
+    assert (slider(again, "dec_width").value, slider(again, "dec_L").value, again.number_input(key="dec_budget").value) == (3, 3, 12)
+    assert any(c.value.startswith("Draft: dynamic tree of 12 nodes, depth 3, top-3") for c in again.caption)
+    written = {k: (v[0] if isinstance(v, list) else v) for k, v in again.query_params.items()}
+    assert {k: written[k] for k in ("shape", "budget", "L", "width")} == {"shape": "dynamic", "budget": "12", "L": "3", "width": "3"}
+    assert "b" not in written and "law" not in written                    # what the dynamic tree does not read
+
+
+def test_live_decoder_leaves_an_older_url_of_its_own_alone(tiny_pair):
+    """A rerun that arrives with an older URL this session wrote (two quick edits: the browser sent
+    the second before it had the first run's URL) keeps the controls as they are and writes them."""
+    at = open_page("pages/live_decoder.py", state=pair_state(tiny_pair))
+    slider(at, "dec_T").set_value(0.35).run()
+    older = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    at.number_input(key="dec_seed").set_value(7).run()
+    for k, v in older.items():
+        at.query_params[k] = v
+    at.run()
+    no_errors(at)
+    assert (slider(at, "dec_T").value, at.number_input(key="dec_seed").value) == (0.35, 7)
+    seed = at.query_params["seed"]
+    assert (seed[0] if isinstance(seed, list) else seed) == "7"
+
+
+def test_live_decoder_refuses_a_bad_link_value_in_one_banner(tiny_pair):
+    """Values no control offers are named in one warning and left at their defaults; the rest of
+    the link applies and the page runs."""
+    query = {"pair": "local", "target": tiny_pair[0], "draft": tiny_pair[1], "shape": "pyramid", "T": "5",
+             "method": "nope", "K": "3", "b": "2,x"}
+    at = open_page("pages/live_decoder.py", query=query)
+    no_errors(at)
+    [banner] = [w.value for w in at.warning]
+    for bad in ("shape=pyramid", "T=5", "method=nope", "b=2,x"):
+        assert f"{bad} is not a value this page offers" in banner.replace("\\", ""), banner
+    assert "\n" not in banner
+    assert (at.radio(key="dec_shape").value, slider(at, "dec_T").value, slider(at, "dec_K").value) == ("chains", 0.6, 3)
+    assert not at.button(key="dec_go").disabled
+
+
+def test_live_decoder_switches_a_rule_that_cannot_verify_the_draft_and_refuses_a_bad_draft_in_one_sentence(tiny_pair):
+    """A chains-only rule on a tree is switched to traversal in one line (the page offers only the
+    token-tree rules then); a draft that cannot be drafted is refused in one sentence, and Generate
+    stays on the page, disabled."""
+    from pages.ui import figures, text
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_shape": "tree", "dec_b": "2,2",
                                                     "dec_law": "wor", "dec_method": "bv"})
-    assert not at.exception
-    [error] = [e.value for e in at.error]
-    assert error == ("This draft is refused: bv is defined on K i.i.d. chains only, not on b = (2, 2), wor; use the iid law on chains, "
-                     "or one of rrs (specinfer), traversal, typical.")
-    assert at.button(key="dec_go").disabled
-    for state, says in ((dict(dec_b="2,x"), "a tree's branching b must be comma-separated integers"),
-                        (dict(dec_b="8,8", dec_method="traversal"), "b = (8, 8), wor drafts 72 tokens"),
-                        (dict(dec_shape="dynamic", dec_budget=40, dec_K=2, dec_L=3),
-                         "a dynamic tree of depth 3 expanding 2 nodes per depth has only 10 candidates")):
+    no_errors(at)
+    assert at.selectbox(key="dec_method").value == "traversal"
+    assert at.selectbox(key="dec_method").options == [f"{figures.short(m)}: {text.label(m)}"
+                                                     for m in ("specinfer", "traversal", "typical", "eagle")]
+    assert [i.value for i in at.info][0] == ("BV is defined on K i.i.d. chains only: Traversal, a lossless rule on "
+                                             "token trees, verifies this draft.")
+    assert not at.button(key="dec_go").disabled
+    for state, says in ((dict(dec_b="2,x"), "b must be whole numbers with commas, such as 2,2,1, not '2,x'."),
+                        (dict(dec_b="2,0"), "b_2 must be an integer ≥ 1, got 0."),
+                        (dict(dec_b="8,8"), "b = (8, 8), wor drafts 72 tokens")):
         for k, v in state.items():
             at.session_state[k] = v
         at.run()
         assert not at.exception
-        [error] = [e.value for e in at.error]
+        [error] = [e.value.replace("\\", "") for e in at.error]          # shown escaped, as text
         assert error.startswith(f"This draft is refused: {says}") and "\n" not in error, error
         assert at.button(key="dec_go").disabled
     at.session_state["dec_shape"] = "chains"
     at.session_state["dec_law"] = "iid"
-    at.session_state["dec_method"] = "bv"
     at.run()
-    no_errors(at)                                          # today's default: i.i.d. chains, every rule
+    assert at.selectbox(key="dec_method").value == "bv"       # back on i.i.d. chains: the reader's rule
+    assert not [i.value for i in at.info if "chains only" in i.value]
+    at.radio(key="dec_shape").set_value("tree").run()
+    at.selectbox(key="dec_method").set_value("specinfer").run()   # the reader's choice on the tree
+    at.radio(key="dec_shape").set_value("chains").run()
+    no_errors(at)
+    assert at.selectbox(key="dec_method").value == "specinfer"
+    no_errors(at)                                          # i.i.d. chains: every rule
     assert not at.button(key="dec_go").disabled
 
 

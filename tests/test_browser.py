@@ -679,11 +679,12 @@ def test_live_decoder_time_against_the_library(server, browser_page):
     sidebar = page.get_by_test_id("stSidebar")
     rounds = []
     for _ in range(ROUNDS):
-        # a fresh session: no "How it went" from the last round
-        page.goto(f"{server}/live_decoder")
+        # a fresh session: no "How it went" from the last round; T = 1 by the page's link
+        page.goto(f"{server}/live_decoder?T=1")
         outcome(page, sidebar.get_by_test_id("stCaptionContainer").filter(has_text="Loaded: target"))
         expect(page.get_by_label("Prompt")).to_have_value(prompt)   # retried: a rerun may be redrawing it
         expect(page.get_by_role("spinbutton", name="Seed")).to_have_value("0")
+        expect(page.get_by_text("Draft: chains 2×4, iid")).to_be_visible()
         threads = sidebar.get_by_role("spinbutton", name="Torch threads")
         new_tokens = page.get_by_label("New tokens")
         for box, value in ((threads, "1"), (new_tokens, str(NEW_TOKENS))):
@@ -812,10 +813,10 @@ def test_live_decoder_methods_survive_a_pair_switch_and_an_empty_choice_says_so(
 
 
 def test_live_decoder_drafts_a_tree_and_draws_an_iterations_tree_and_time(server, browser_page, tmp_path):
-    """Issue 27, item 7: the static tree b = (2, 2, 1) drafted by wor.  RBV is refused in one sentence
-    and Generate waits; with Traversal the page generates, and the iteration's box draws its token
-    tree (wor's children sampled: dotted edges, the accepted path) and its time split, each a Plotly
-    chart."""
+    """The static tree b = (2, 2, 1): RBV, the default rule, is defined on K i.i.d. chains only, so
+    the page switches to Traversal and says so in one line, Generate still on the page; drafted by
+    wor it generates, and the iteration's box draws its token tree (wor's children sampled: dotted
+    edges, the accepted path) and its time split, each a Plotly chart."""
     from tests.apptest import make_tiny_pair
 
     page = browser_page
@@ -827,19 +828,15 @@ def test_live_decoder_drafts_a_tree_and_draws_an_iterations_tree_and_time(server
     b = page.get_by_label("b (comma-separated)", exact=True)
     expect(b).to_be_enabled()
     expect(b).to_have_value("2,2,1")            # the page's default static tree
+    switched = page.get_by_test_id("stAlertContentInfo").filter(has_text="RBV is defined on K i.i.d. chains only")
+    expect(switched).to_have_text("RBV is defined on K i.i.d. chains only: Traversal, a lossless rule on token "
+                                  "trees, verifies this draft.")
+    expect(page.get_by_role("button", name="Generate")).to_be_enabled()
     law = page.get_by_role("combobox", name="Draft law")
     law.click()
     law.fill("wor")
     rerun(page, page.get_by_role("option", name="wor: sampling without replacement").click)
-    refused = page.get_by_test_id("stAlertContentError").filter(has_text="This draft is refused: rbv is defined on")
-    expect(refused).to_have_count(1)
-    assert "\n" not in refused.inner_text().strip()
-    expect(page.get_by_role("button", name="Generate")).to_be_disabled()
-    method = page.get_by_role("combobox", name="Method")
-    method.click()
-    method.fill("Traversal")
-    rerun(page, page.get_by_role("option", name="Traversal: leaf-to-root traversal of the draft tree").click)
-    expect(refused).to_have_count(0)
+    expect(page.get_by_test_id("stAlertContentError")).to_have_count(0)
     expect(page.get_by_text("Draft: b = (2, 2, 1), wor, at most 10 tokens")).to_be_visible()
     set_number(page, page.get_by_label("New tokens"), "16")
     page.get_by_role("button", name="Generate").click()
@@ -854,6 +851,44 @@ def test_live_decoder_drafts_a_tree_and_draws_an_iterations_tree_and_time(server
     assert [d["name"] for d in figure_data(page, "Iteration 1: where its")] == ["draft", "target", "verify",
                                                                                   "cache", "other"]
     page.screenshot(path=str(SHOTS / "live_decoder_tree.png"), full_page=True)
+
+
+def test_live_decoder_opens_a_link_on_the_dynamic_tree_and_refuses_a_bad_value_in_one_banner(server, browser_page, tmp_path):
+    """A link names the pair and EAGLE-2's dynamic tree: a fresh page on it shows those settings with
+    no refusal, generates, and keeps them in its URL, so a reload shows them again; a link with a
+    value no control offers says so in one banner and opens on the default instead."""
+    from urllib.parse import parse_qsl, urlencode, urlparse
+
+    from tests.apptest import make_tiny_pair
+
+    target, draft = make_tiny_pair(tmp_path / "pair")
+    link = {"pair": "local", "target": target, "draft": draft, "shape": "dynamic", "budget": "12", "L": "3",
+            "width": "3", "method": "traversal", "T": "0.6", "tokens": "16", "seed": "1"}
+    page = browser_page
+    page.goto(f"{server}/live_decoder?{urlencode(link)}")
+    caption = page.get_by_text("Draft: dynamic tree of 12 nodes, depth 3, top-3, at most 12 tokens")
+    outcome(page, caption, timeout=SLOW)
+    expect(page.get_by_test_id("stAlertContentWarning")).to_have_count(0)
+    page.get_by_role("button", name="Generate").click()
+    outcome(page, page.get_by_role("heading", name="How it went"), charts=2)
+    expect(page.get_by_text("Traversal verified dynamic tree of 12 nodes, depth 3, top-3")).to_be_visible()
+    assert 1 <= int(metric(page, "Tokens generated")) <= 16
+    written = dict(parse_qsl(urlparse(page.url).query))
+    assert {k: written.get(k) for k in link} == link
+    page.reload()
+    outcome(page, caption, timeout=SLOW)
+    assert {k: v for k, v in parse_qsl(urlparse(page.url).query) if k in link} == link
+    no_exception(page)
+
+    page.goto(f"{server}/live_decoder?{urlencode({**link, 'shape': 'pyramid', 'T': '5'})}")
+    banner = page.get_by_test_id("stAlertContentWarning")
+    outcome(page, banner, timeout=SLOW)
+    expect(banner).to_have_count(1)
+    expect(banner).to_contain_text("shape=pyramid is not a value this page offers")
+    expect(banner).to_contain_text("T=5 is not a value this page offers")
+    expect(page.get_by_text("Draft: chains 2×3, iid")).to_be_visible()   # the default shape, the link's L
+    expect(page.get_by_role("button", name="Generate")).to_be_enabled()
+    no_exception(page)
 
 
 def test_live_decoder_loads_models_only_under_the_models_root(server, browser_page, models_root, tmp_path):

@@ -335,6 +335,31 @@ def test_the_live_pages_refuse_folders_outside_the_root_in_one_sentence(hosted):
         no_errors(at)
 
 
+def test_a_link_loads_no_model_outside_the_models_root(hosted, monkeypatch):
+    """A link to the live decoder fills the pair picker only: folders outside the root, "..", a hub
+    name and a hub preset are refused by the picker's own sentence and nothing is loaded; a link to
+    the pair under the root loads it by its name."""
+    from tests.apptest import open_page
+    root, outside, base = hosted
+    loads = []
+    real = pair_picker.loaded_pair
+    monkeypatch.setattr(pair_picker, "loaded_pair", lambda *args: loads.append(args) or real(*args))
+    for query, words in (({"pair": "local", "target": str(outside / "pair" / "target"), "draft": "pair/draft"},
+                          "is outside the models root"),
+                         ({"pair": "local", "target": "pair/target", "draft": "../private/pair/draft"},
+                          "names a folder above the models root"),
+                         ({"pair": "local", "target": "gpt2", "draft": "pair/draft"}, "EXPLORER_ALLOW_HUB is off"),
+                         ({"pair": "hub"}, "This server loads no models from the Hugging Face hub")):
+        at = open_page("pages/live_decoder.py", query=query)
+        [error] = [e.value.replace("\\", "") for e in at.error]
+        assert words in error and "\n" not in error and str(base) not in error.replace(query.get("target", ""), ""), error
+        assert not loads and not at.warning
+    at = open_page("pages/live_decoder.py", query={"pair": "local", "target": "pair/target", "draft": "pair/draft"})
+    assert not at.error and not at.warning
+    assert "Loaded: target `pair/target`, draft `pair/draft`" in at.sidebar.caption[-1].value
+    assert [args[0] for args in loads] == [pair_picker.PAIR_SOURCES[3]]
+
+
 def test_a_hub_preset_is_refused_unless_the_operator_allows_the_hub(hosted, monkeypatch):
     from tests.apptest import open_page
     at = open_page("pages/live_decoder.py", state={"dec_source": "Hub preset"})
