@@ -54,7 +54,7 @@ def test_layout_leaves_axis_titles_when_given_none():
     fig = figures.tau_histograms({"sd": [0.5, 0.5]}, {}, 10)
     assert fig.layout.xaxis.title.text == "τ"
     assert fig.layout.yaxis.title.text == "probability"
-    cleared = figures._layout(fig, "t", "", "")
+    cleared = figures.layout._layout(fig, "t", "", "")
     assert not cleared.layout.xaxis.title.text and not cleared.layout.yaxis.title.text
 
 
@@ -318,7 +318,7 @@ def test_a_long_title_wraps_to_the_narrowest_chart_and_the_top_margin_makes_room
     assert (fig.layout.title.yref, fig.layout.title.y, fig.layout.title.yanchor) == ("container", 1.0, "top")
     short_one = figures.scaling_plot([2, 4], [1e-5, 2e-5], 1.0)
     assert "<br>" not in short_one.layout.title.text
-    assert fig.layout.margin.t - short_one.layout.margin.t == figures._TITLE_LINE_PX
+    assert fig.layout.margin.t - short_one.layout.margin.t == figures.layout._TITLE_LINE_PX
 
 
 def test_a_legend_of_many_entries_goes_below_the_plot_and_the_figure_grows_by_its_rows():
