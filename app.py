@@ -1,7 +1,7 @@
 """The explorer for multi-draft block verification in speculative decoding.
 
 Run with ``streamlit run app.py``.  This file is only the router: every page lives in ``pages/`` and
-is defined once in ``pages/ui/routing.py``, every figure in ``pages/ui/figures.py``, every number
+is defined once in ``pages/ui/routing.py``, every figure in ``pages/ui/figures/``, every number
 comes from ``core``.  It is also the server (``st.App``, at the end), so that the server's start-up
 can import what the first page needs.
 """

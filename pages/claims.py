@@ -16,7 +16,10 @@ from core.claims.registry import CLAIMS, SOURCES
 from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
 from core.errors import ExplorerError
 from core.sweep.engine import map_batches
-from pages.ui import cached, charts, errors, figures, lazy, routing, text, toy_config
+from pages.ui import cached, charts, errors, lazy, routing, text, toy_config
+from pages.ui.figures.trees import tokens_str
+from pages.ui.figures.toy_lab import tau_vs_K
+from pages.ui.figures.claims import claim_values, scaling_plot
 
 routing.router_guard()
 
@@ -144,7 +147,7 @@ with errors.guard("the losslessness verdict"):
             f"distance **{n['fidelity_tv']:.3e}** from q. "
             + ("That is zero up to rounding: on this configuration the output has exactly the target's law."
                if v.status == HOLDS else
-               f"The largest gap is at the sequence z = `{figures.tokens_str(z)}`: the rule produces it with "
+               f"The largest gap is at the sequence z = `{tokens_str(z)}`: the rule produces it with "
                f"probability {n['produced']:.6f}, the target with {n['target']:.6f}."))
     box = claim(v, body)
     with box:
@@ -156,7 +159,7 @@ with errors.guard("the losslessness verdict"):
                 if repair.status == FAILS:
                     st.markdown(
                         f"**Can the paper's Algorithm 2 (modify the target at the next iteration) repair it?** "
-                        f"No: the rule already emits the prefix `{figures.tokens_str(repair.numbers['worst_prefix'])}` "
+                        f"No: the rule already emits the prefix `{tokens_str(repair.numbers['worst_prefix'])}` "
                         f"more often than q does (by {-repair.numbers['min_F']:.4g}), and no later iteration can "
                         f"take text back.")
                 else:
@@ -208,7 +211,7 @@ with errors.guard("the E_CIC verdict"):
     if lp is not None:
         vals["lp_optimum"] = lp
     with box:
-        charts.chart(figures.claim_values(vals, "SpecTr-GBV's E[τ] against what the paper claims",
+        charts.chart(claim_values(vals, "SpecTr-GBV's E[τ] against what the paper claims",
                                           "E[τ]"), key="claims_cic")
 
 #: Why best-of-K + BV may lose E[τ] with K (it does, e.g. on seeded random Markov pairs with V = 3).
@@ -245,7 +248,7 @@ with errors.guard("the monotonicity verdict"):
             m, K = name.rsplit("@", 1)
             if not isinstance(value, Exception):
                 curves.setdefault(m, []).append((int(K), float(value)))
-        charts.chart(figures.tau_vs_K(curves, {}, current_K=cfg.K), key="claims_mono")
+        charts.chart(tau_vs_K(curves, {}, current_K=cfg.K), key="claims_mono")
         best_drop = best.numbers["drop"]
         if best_drop:
             st.info(f"Best-of-K + BV's E[τ] drops here too, from {best_drop[1]:.4f} at K = {best_drop[0]} to "
@@ -289,7 +292,7 @@ with errors.guard("the complexity measurement"):
                    f"the children of one node, so linear growth is the worst case; at these sizes the fixed "
                    f"cost per test still dominates, hence an exponent below 1.")
     with box:
-        charts.chart(figures.scaling_plot(Vs, secs, slope), key="claims_scaling")
+        charts.chart(scaling_plot(Vs, secs, slope), key="claims_scaling")
 
 st.session_state["claims_verdicts"] = dict(verdicts)
 

@@ -10,7 +10,9 @@ from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS
 from core.data.shapes import Shape
 from core.rules.registry import REGISTRY, display_name
-from pages.ui import cached, charts, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, routing, text, toy_config
+from pages.ui.figures.trees import token_tree
+from pages.ui.figures.laws import budget_curves
 
 routing.router_guard()
 
@@ -99,7 +101,7 @@ if refused is None:
     if topk_tree:
         value = cached.topk_value(cfg.spec, shape)
         title += f"<br>top-k closed form: E[τ] = Σ q(s) = {exact_text(value)}"
-    charts.chart(figures.token_tree(tree, title=title, path_q=topk_tree), key="trees_tree")
+    charts.chart(token_tree(tree, title=title, path_q=topk_tree), key="trees_tree")
     kinds = []
     if any(tree.deterministic(u) for u in tree.nodes()[1:]):
         kinds.append("squares on solid edges are **deterministic** children (a rank of p: topk's tokens, greedy's Top)")
@@ -299,7 +301,7 @@ else:
             topk_tree.append((n, table.topk.exact))
     bounds = {"i.i.d.-chains LP (K = n/L)": chains_lp, "best top-k tree of any shape (Sequoia)": topk_tree}
     if tables:
-        charts.chart(figures.budget_curves(curves, CHART_RULES[chart_rule], L, bounds, names), key="trees_budget")
+        charts.chart(budget_curves(curves, CHART_RULES[chart_rule], L, bounds, names), key="trees_budget")
         everywhere = same_everywhere(shared)
         if everywhere:
             st.caption(text.escape_markdown(

@@ -20,7 +20,9 @@ from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, describe, law_gains, leaderboard, row_shape
 from core.sweep.work import DRAFT_COLUMNS, KEY_COLUMNS, group_columns
-from pages.ui import charts, errors, figures, results_root, routing, text, toy_config
+from pages.ui import charts, errors, results_root, routing, text, toy_config
+from pages.ui.figures.laws import law_gain_boxes
+from pages.ui.figures.leaderboard import rule_scatter, score_boxes
 from pages.ui.text import all_methods
 
 routing.router_guard()
@@ -98,7 +100,7 @@ if source == SOURCES[0]:
     c5, c6, c7 = st.columns([1, 1, 4])
     n = c5.number_input("Instances per cell n", 1, 200, key="lb_n")
     seed = c6.number_input("Seed", 0, 10**9, key="lb_seed")
-    methods = c7.multiselect("Rules", all_methods(), key="lb_methods", format_func=figures.short)
+    methods = c7.multiselect("Rules", all_methods(), key="lb_methods", format_func=text.short)
     c8, c9 = st.columns([3, 2])
     laws = c8.multiselect("Draft laws (none: K i.i.d. chains)", DRAFT_LAWS, key="lb_laws",
                           help="Each shape drafted by each law: iid, wor (without replacement), topk (the k most "
@@ -215,7 +217,7 @@ st.markdown(f"{counted}; the mean {name} of each rule with its 95% confidence in
             f"its lowest {name}, the share of instances where it is the best lossless rule (ties all count), "
             f"and its largest fidelity error TV(output law, target).")
 st.dataframe(pd.DataFrame([{
-    "rule": figures.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
+    "rule": text.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
     f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": text.number(m["max_tv"]),
     "worst instance": describe(m["worst"])} for m in board["methods"]]),
     hide_index=True, width="stretch", key="lb_board")
@@ -225,7 +227,7 @@ st.subheader(f"{name} by {bys[0]} and by {bys[1]}")
 st.markdown("Each box spans the middle half of the instances, the dashed line is the mean, the points are "
             "the instances themselves.")
 for by in bys:
-    charts.chart(figures.score_boxes(frame, by, score, name, order), key=f"lb_box_{by}")
+    charts.chart(score_boxes(frame, by, score, name, order), key=f"lb_box_{by}")
 
 # 3. Draft laws at an equal budget (a sweep with laws or budgets) -------------------------------------------
 if board.get("laws"):
@@ -239,7 +241,7 @@ if board.get("laws"):
                 "the best E[τ] any lossless verifier reaches with that law's drafts (an LP), taken at the "
                 "law's best shape of budget n; it is divided by the optimum for i.i.d. chains of the same n "
                 "and length (n/L chains). Above 1 the law's drafts carry more than i.i.d. drafts can.")
-    charts.chart(figures.law_gain_boxes(law_gains(at_T), laws_shown), key="lb_law_gain")
+    charts.chart(law_gain_boxes(law_gains(at_T), laws_shown), key="lb_law_gain")
     own = [e for e in board["laws"]["own_over_iid"] if e["temperature"] == T]
     st.dataframe(pd.DataFrame([{
         "law": e["law"], "pairs × budgets": e["best_shape"]["n"], "mean": e["best_shape"]["mean"],
@@ -252,10 +254,10 @@ if board.get("laws"):
     st.markdown(f"{name} per rule and law: E[τ] over the own-law LP of the same shape and law, so 1 is the best "
                 "any lossless verifier can do with those drafts. Rules defined on K i.i.d. chains only appear "
                 "under iid.")
-    charts.chart(figures.score_boxes(at_T, "law", score, name, order), key="lb_box_law")
+    charts.chart(score_boxes(at_T, "law", score, name, order), key="lb_box_law")
     shares = [e for e in board["laws"]["shares"] if e["temperature"] == T]
     st.dataframe(pd.DataFrame([{
-        "law": e["law"], "rule": figures.short(e["method"]), "analyses": e["n"], f"mean {name}": e["mean"],
+        "law": e["law"], "rule": text.short(e["method"]), "analyses": e["n"], f"mean {name}": e["mean"],
         "95% CI": f"[{e['ci_low']:.4f}, {e['ci_high']:.4f}]", f"min {name}": e["min"],
         "max TV": text.number(e["max_tv"])} for e in shares]),
         hide_index=True, width="stretch", key="lb_law_shares",
@@ -266,7 +268,7 @@ if board.get("laws"):
                 "defined on every draft; \"best on\" is the share of pairs where that shape is best.")
     st.dataframe(pd.DataFrame([{
         "V": e["V"], "L": e["L"], "n": e["budget"], "law": e["law"],
-        "of": "LP (ceiling)" if what == "lp" else figures.short(what), "best shape": " = ".join(v["tied"]),
+        "of": "LP (ceiling)" if what == "lp" else text.short(what), "best shape": " = ".join(v["tied"]),
         "mean E[τ]": v["mean"], "best on": f"{100 * v['wins']:.0f}%"}
         for e in board["laws"]["best_shapes"] if e["temperature"] == T for what, v in e["by"].items()]),
         hide_index=True, width="stretch", key="lb_law_best",
@@ -275,21 +277,21 @@ if board.get("laws"):
 # Two rules, instance by instance ------------------------------------------------------------------------
 st.header(f"{next(sections)}. Two rules, instance by instance")
 c1, c2 = st.columns(2)
-a = c1.selectbox("Rule A (x-axis)", order, key="lb_a", format_func=figures.short)
-b = c2.selectbox("Rule B (y-axis)", order, key="lb_b", format_func=figures.short)
+a = c1.selectbox("Rule A (x-axis)", order, key="lb_a", format_func=text.short)
+b = c2.selectbox("Rule B (y-axis)", order, key="lb_b", format_func=text.short)
 keys = group_columns(frame)
 paired = frame.pivot(index=keys, columns="method", values=score).dropna(subset=[a, b])
 hover = [describe(dict(zip(keys, key))) for key in paired.index]
-charts.chart(figures.rule_scatter(paired[a], paired[b], a, b, name, hover, TIE), key="lb_scatter")
+charts.chart(rule_scatter(paired[a], paired[b], a, b, name, hover, TIE), key="lb_scatter")
 
 # Where a rule does worst --------------------------------------------------------------------------------
 st.header(f"{next(sections)}. Where a rule does worst")
-rule = st.selectbox("Rule", order, key="lb_rule", format_func=figures.short)
+rule = st.selectbox("Rule", order, key="lb_rule", format_func=text.short)
 routing.write_link({**link, **({"T": f"{ss['lb_T']:g}"} if "lb_T" in ss else {}), "a": a, "b": b, "rule": rule})
 columns = [*KEY_COLUMNS, *(c for c in DRAFT_COLUMNS if drafts), "mismatch", "expected_accepted",
            *(c for c in ("lp", "ratio_lp") if c in frame), "fidelity_tv"]
 worst = frame[frame["method"] == rule].sort_values(score, kind="stable").head(10)[columns + ["draft", "target", "temperature"]]
-st.markdown(f"The {len(worst)} instances with the lowest {name} of {figures.short(rule)}, lowest first "
+st.markdown(f"The {len(worst)} instances with the lowest {name} of {text.short(rule)}, lowest first "
             f"(mismatch: m for iid, markov and table, ε for near).")
 st.dataframe(worst[columns].rename(columns={"expected_accepted": "E[τ]", "ratio_lp": "E/LP", "lp": "LP",
                                             "fidelity_tv": "TV"}).assign(TV=lambda t: t["TV"].map(text.number)),

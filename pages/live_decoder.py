@@ -17,7 +17,9 @@ from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from core.rules.registry import resolve
-from pages.ui import charts, errors, figures, lazy, pair_picker, routing, text
+from pages.ui import charts, errors, lazy, pair_picker, routing, text
+from pages.ui.figures.trees import draft_tree, token_tree
+from pages.ui.figures.runs import PHASE_COLORS, acceptance_per_position, time_split
 from pages.ui.toy_config import law_label
 
 routing.router_guard()
@@ -205,7 +207,7 @@ budget = d4.number_input("Budget n", 1, MAX_DRAFTED, step=1, key="dec_budget", d
                               "log-probability are drafted (the command line's --budget), at most the "
                               "K + (L − 1)·K² candidates of depth L and width K.")
 c1, c2, c3, c4, c5, c6 = st.columns([2, 1, 1, 1, 1, 1])
-method = c1.selectbox("Method", offered, key="dec_method", format_func=lambda m: f"{figures.short(m)}: {text.label(m)}",
+method = c1.selectbox("Method", offered, key="dec_method", format_func=lambda m: f"{text.short(m)}: {text.label(m)}",
                       help=f"Every rule verifies K i.i.d. chains (the iid law on chains); any other draft is verified "
                            f"by the rules defined on token trees, the only ones offered then: {any_tree}.")
 if shape == "tree":      # b fixes K and L: shown as b gives them, the chains' own are kept
@@ -229,7 +231,7 @@ if refusal is not None:   # one sentence, never a traceback; kept as written (a 
     st.error(text.escape_markdown(f"This draft is refused: {str(refusal).strip().rstrip('.')}."))
 else:
     if switched and method == switched[1]:
-        st.info(f"{figures.short(switched[0])} is defined on K i.i.d. chains only: {figures.short(method)}, "
+        st.info(f"{text.short(switched[0])} is defined on K i.i.d. chains only: {text.short(method)}, "
                 f"a lossless rule on token trees, verifies this draft.")
     how = LAWS[plan.law].summary if shape != "dynamic" else "Each node's most probable tokens, chosen afresh every iteration."
     fewer = (f" The budget {int(budget)} is more than the {plan.candidates} candidates of depth {plan.L} and width "
@@ -304,7 +306,7 @@ def _phases(m) -> dict[str, float]:
 
 def _metrics_row(m, draft: str | None) -> dict:
     alone = m.method == "autoregressive"
-    return {"method": "Target alone" if alone else figures.short(m.method), "draft": draft,
+    return {"method": "Target alone" if alone else text.short(m.method), "draft": draft,
             "block efficiency": m.block_efficiency, "tokens": m.tokens_generated,
             "iterations (target calls)": m.iterations, "tokens/s": m.tokens_per_second,
             "root 1 − TV(p, q)": None if alone else m.mean_root_acceptance,
@@ -324,7 +326,7 @@ if go and plan is not None:
     taus: list[int] = []
     chart: list = []   # the live figure, built once: a redraw only sets its bars (a build costs ~0.07 s)
 
-    split = dict.fromkeys(figures.PHASE_COLORS, 0.0)
+    split = dict.fromkeys(PHASE_COLORS, 0.0)
 
     def on_iteration(it) -> None:
         """Called by the decoder after each iteration with its ``IterationTrace``."""
@@ -348,7 +350,7 @@ if go and plan is not None:
             last[1] = now
             rates = [float(np.mean([t >= i for t in taus])) for i in range(1, plan.L + 1)]
             if not chart:
-                chart.append(figures.acceptance_per_position({method: rates}))
+                chart.append(acceptance_per_position({method: rates}))
             chart[0].data[0].y = rates
             # A redraw is a new element: its key must be new too (an unkeyed one repeats its id).
             charts.draw(live_chart, chart[0], key=f"dec_live_{n_redraws[0]}")
@@ -383,13 +385,13 @@ c[2].metric("Tokens generated", f"{m.tokens_generated}")
 c[3].metric("Iterations", f"{m.iterations}")
 c[4].metric("Stopped because", gen.stop_reason)
 drawn_by = "" if m.law == result["plan"].law else f" (drawn by {m.law}: at T = 0 {result['plan'].law} takes its T → 0 limit)"
-st.caption(f"{figures.short(run_method)} verified {m.draft}{drawn_by}: {m.mean_tree_nodes:.1f} drafted tokens per "
+st.caption(f"{text.short(run_method)} verified {m.draft}{drawn_by}: {m.mean_tree_nodes:.1f} drafted tokens per "
            f"iteration on average, scored by the target with {m.attention}.")
 left, right = st.columns(2)
 with left:
-    charts.chart(figures.acceptance_per_position({run_method: m.acceptance_per_position}), key="dec_accept")
+    charts.chart(acceptance_per_position({run_method: m.acceptance_per_position}), key="dec_accept")
 with right:
-    charts.chart(figures.time_split({run_method: _phases(m)}), key="dec_time")
+    charts.chart(time_split({run_method: _phases(m)}), key="dec_time")
 
 # -- one iteration's draft tree -----------------------------------------------------------------
 st.header("Open any iteration's draft tree")
@@ -404,7 +406,7 @@ if tree_box is not None and gen.iterations:
         run_plan = result["plan"]
         block, trace = pair_picker.tree_from_trace(it, pair.vocab_size, run_plan)
         token = lambda t: pair_picker.visible(pair.decode([int(t)]))  # noqa: E731
-        draw = figures.draft_tree if run_plan.iid_chains else figures.token_tree
+        draw = draft_tree if run_plan.iid_chains else token_tree
         charts.chart(draw(block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
                           title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
                                 f"{' (bonus)' if it.is_bonus else ''}"), key="dec_tree")
@@ -421,7 +423,7 @@ if tree_box is not None and gen.iterations:
         cols[2].metric("1 − TV(p, q) at the root", text.fmt(it.acceptance_root))
         left, right = st.columns(2)
         with left:
-            charts.chart(figures.time_split({run_method: {k: 1e3 * v for k, v in it.seconds.items()}},
+            charts.chart(time_split({run_method: {k: 1e3 * v for k, v in it.seconds.items()}},
                                             title=f"Iteration {i}: where its {1e3 * it.iteration_s:.2f} ms went",
                                             unit="ms"), key="dec_iter_time")
         with right:
@@ -442,7 +444,7 @@ drafts = st.multiselect(
     help="Each method verifies each draft it is defined on: every rule on i.i.d. chains, the token-tree "
          f"rules ({any_tree}) on any draft. The other drafts are those of the command line's "
          "side-by-side suite (python -m core bench --suite trees).")
-chosen = st.multiselect("Methods", compare_offered, key="dec_compare", format_func=figures.short,
+chosen = st.multiselect("Methods", compare_offered, key="dec_compare", format_func=text.short,
                         help="The rules that run on at least one of the drafts chosen above.")
 baseline = st.checkbox("Include the target alone (for the speedup)", key="dec_baseline")
 plans = compare_plans
@@ -453,7 +455,7 @@ for p_ in plans.values():
             check_plan(x, p_)
             runs.append((x, p_))
         except DecodingError:
-            skipped.append(f"{figures.short(x)} on {p_.label}")
+            skipped.append(f"{text.short(x)} on {p_.label}")
 if not chosen or not plans:
     st.info("Choose at least one method under *Methods* and one draft under *Drafts* to compare.")
 elif skipped:
@@ -464,7 +466,7 @@ if st.button("Compare", key="dec_compare_go", disabled=not runs):
     bar = st.progress(0.0, text="Comparing")
     out = {}
     for j, (key, x, p_) in enumerate(jobs):
-        name = "Target alone" if p_ is None else f"{figures.short(x)} on {p_.label}"
+        name = "Target alone" if p_ is None else f"{text.short(x)} on {p_.label}"
         bar.progress(j / max(1, len(jobs)), text=f"Running {name} ({j + 1}/{len(jobs)})")
         try:
             out[key] = pair_picker.generate(pair, x, p_, T, prompt, max_new, seed).metrics
@@ -480,18 +482,18 @@ if cmp_:
         r["speedup vs target alone"] = (x.tokens_per_second / base.tokens_per_second) if base else None
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table", placeholder=text.DASH,
                  column_config={k: st.column_config.NumberColumn(format="%.3f") for k in
-                                ("block efficiency", "tokens/s", *(f"{k} s" for k in figures.PHASE_COLORS),
+                                ("block efficiency", "tokens/s", *(f"{k} s" for k in PHASE_COLORS),
                                  "speedup vs target alone")})
     spec_runs = {k: v for k, v in cmp_.items() if k != "autoregressive"}
     a, b = st.columns(2)
     with a:
         if spec_runs:
-            charts.chart(figures.acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
+            charts.chart(acceptance_per_position({k: v.acceptance_per_position for k, v in spec_runs.items()}),
                          key="dec_cmp_accept")
         else:     # every method failed: no acceptance to draw (an empty chart read as a −1..1 axis)
             st.info("No speculative run finished, so there is no acceptance per position to draw.")
     with b:
-        charts.chart(figures.time_split({k: _phases(v) for k, v in cmp_.items()}), key="dec_cmp_time")
+        charts.chart(time_split({k: _phases(v) for k, v in cmp_.items()}), key="dec_cmp_time")
     st.caption("Same prompt, seed and T for every run; each draft has its own shape, law and depth (the column "
                "“draft”). With T > 0 the texts differ between runs (their coins differ) but every lossless "
                "method samples from the target's law.")

@@ -13,7 +13,9 @@ import streamlit as st
 from core.data.token_tree import TokenTree
 from core.data.trace import Step, Test
 from core.rules.registry import display_name
-from pages.ui import cached, charts, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, routing, text, toy_config
+from pages.ui.figures.trees import draft_tree, token_tree, tokens_str
+from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars, traversal_step
 
 routing.router_guard()
 
@@ -59,14 +61,14 @@ def walk_events(trace, L: int, rule: str, q) -> list[Event]:
     out: list[Event] = []
 
     def add(kind, node, text, step=None, test=None, child=None, law=None, T=None, **row):
-        out.append(Event(kind, node, {"#": len(out) + 1, "step": kind, "node": figures.tokens_str(node), **row},
+        out.append(Event(kind, node, {"#": len(out) + 1, "step": kind, "node": tokens_str(node), **row},
                          text, step, test, child, law, T))
 
     def add_test(node):
         t = tests[node]
         outcome = "passed" if t.passed else "rejected"
         where = "the leaf" if len(node) == L else "the sub-block"
-        add("test", node, f"Test {where} `{figures.tokens_str(node)}`: accept it with probability its weight "
+        add("test", node, f"Test {where} `{tokens_str(node)}`: accept it with probability its weight "
             f"w = {t.prob:.4f}: **{outcome}**.", test=t, w=t.prob, result=outcome)
 
     for i, s in enumerate(trace.steps):
@@ -77,14 +79,14 @@ def walk_events(trace, L: int, rule: str, q) -> list[Event]:
             if rule == "otv":
                 order = (" OTV visits its children draft-first (the first draft's token, then best q/p first)."
                          if s.values.get("draft_first") else " OTV visits its children in ratio order (best q/p first).")
-            add("enter", b, f"Enter `{figures.tokens_str(b)}` with weight w = {s.values['w']:.4f} and "
+            add("enter", b, f"Enter `{tokens_str(b)}` with weight w = {s.values['w']:.4f} and "
                 f"{int(s.values['k'])} draft(s) below it.{order}", step=s, w=s.values["w"],
                 result=f"k = {int(s.values['k'])}")
         elif s.event == "visit":
             w_parent, v = weight[b[:-1]], s.values
             visited[b[:-1]] = b[-1]
             wT = w_parent * v["T"]
-            add("visit", b, f"Visit `{figures.tokens_str(b)}` (drafted {int(v['multiplicity'])} time(s)): "
+            add("visit", b, f"Visit `{tokens_str(b)}` (drafted {int(v['multiplicity'])} time(s)): "
                 f"w·T(c) = {w_parent:.4f} × {v['T']:.4f} = {wT:.4f} against S(c) = {v['S']:.4f}, so its weight is "
                 f"w = min(1, w·T(c)/S(c)) = {v['w']:.4f}.", step=s, child=b[-1], law=s.vector,
                 T=w_parent * owed[b[:-1]], **{"w (parent)": w_parent, "T(c)": v["T"], "w·T(c)": wT,
@@ -97,7 +99,7 @@ def walk_events(trace, L: int, rule: str, q) -> list[Event]:
             rule_w = ("at the root it stays 1" if not b else "w = 0, since A = 0" if s.values["A"] <= 0.0 else
                       f"w = A/(A + 1 − w) = {s.values['A']:.4f}/({s.values['A']:.4f} + 1 − {w_before:.4f}) = {s.values['w']:.4f}")
             c = visited[b]
-            add("residual", b, f"Child `{figures.tokens_str(b + (c,))}` was rejected, so `{figures.tokens_str(b)}` "
+            add("residual", b, f"Child `{tokens_str(b + (c,))}` was rejected, so `{tokens_str(b)}` "
                 f"keeps what it still owes: T = (w·T − S)₊ / A with A = {s.values['A']:.4f}; its weight: {rule_w}.",
                 step=s, child=c, A=s.values["A"], w=s.values["w"], result=f"T updated without {c}")
             if last_residual[b] == i and b in tests:
@@ -130,12 +132,12 @@ def rrs_events(trace, q) -> list[Event]:
             after = owed[u] = steps[i + 1].vector
         v = s.values
         outcome = "passed" if t.passed else "rejected"
-        then = (f"descend into `{figures.tokens_str(s.node)}`" if t.passed else
+        then = (f"descend into `{tokens_str(s.node)}`" if t.passed else
                 "T ← (T − S_i)₊ / Σ(T − S_i)₊, and the next child at this node is tested against it")
-        text = (f"At `{figures.tokens_str(u)}`, child `{c}` (drawn {int(v['multiplicity'])} time(s)): "
+        text = (f"At `{tokens_str(u)}`, child `{c}` (drawn {int(v['multiplicity'])} time(s)): "
                 f"S_i(c) = {v['S']:.4f}, T(c) = {v['T']:.4f}, accepted with probability min(1, T(c)/S_i(c)) = "
                 f"{v['w']:.4f}: **{outcome}**; {then}.")
-        out.append(Event("round", s.node, {"#": len(out) + 1, "at node": figures.tokens_str(u), "child": c,
+        out.append(Event("round", s.node, {"#": len(out) + 1, "at node": tokens_str(u), "child": c,
                                            "drawn": int(v["multiplicity"]), "S_i(c)": v["S"], "T(c)": v["T"],
                                            "accept with": v["w"], "result": outcome},
                          text, s, t, c, s.vector, T, after))
@@ -146,7 +148,7 @@ def rrs_events(trace, q) -> list[Event]:
 
 def parent_accepts_note(event: Event) -> str:
     """The one sentence a student needs where an inner node passes after its children were rejected."""
-    node = figures.tokens_str(event.node)
+    node = tokens_str(event.node)
     return (f"Why can `{node}` pass when its own children were rejected? A rejected child does not reject "
             f"its parent: it only takes that child's share out of what `{node}` still owes the target (the "
             f"residual T, now 0 on the rejected token), and `{node}` keeps the weight w = {event.test.prob:.4f}, "
@@ -210,7 +212,7 @@ def test_quantities(trace, t: Test, rule: str) -> str:
     """The node quantities a rule logged for a test (``trace.quantities``), as a clause: SpecTr's ρ*
     at the parent node, SpecTr-GBV's C and D at the node itself; "" for the others."""
     if rule == "spectr" and "rho" in trace.quantities.get(t.node[:-1], {}):
-        return f" (ρ* = {trace.quantities[t.node[:-1]]['rho']:.4f} at `{figures.tokens_str(t.node[:-1])}`)"
+        return f" (ρ* = {trace.quantities[t.node[:-1]]['rho']:.4f} at `{tokens_str(t.node[:-1])}`)"
     if rule == "spectr_gbv" and "C" in trace.quantities.get(t.node, {}):
         v = trace.quantities[t.node]
         return f" (C = {v['C']:.4f}, D = {v['D']:.4f})"
@@ -222,7 +224,7 @@ def block_test_line(t: Test, rule: str) -> str:
     w = min(1, w_before·q(x)/p(x)) and, for a sub-block, h = A/(A + 1 − w) with
     A = Σ_x (w·q(x|node) − p(x|node))₊; the full block passes with h = w.  RBV's first token after
     its start node is tested against T, the residual the drafts before it left there."""
-    v, node = t.values, figures.tokens_str(t.node)
+    v, node = t.values, tokens_str(t.node)
     first_of_rbv = rule == "rbv" and int(v["i"]) == 1
     q_name = "T(x)" if first_of_rbv else "q(x)"
     p_name = "p*(x)" if rule == "best_of_k_bv" else "p(x)"
@@ -240,7 +242,7 @@ def block_test_line(t: Test, rule: str) -> str:
 def block_log_row(number: int, t: Test, rule: str) -> dict:
     """A block-verification test as a row of the log table (the trace's numbers)."""
     v = t.values
-    return {"#": number, "draft": t.draft + 1, "node": figures.tokens_str(t.node), "p(x)": v["p"],
+    return {"#": number, "draft": t.draft + 1, "node": tokens_str(t.node), "p(x)": v["p"],
             "q(x) or T(x)": v["q"], "w before": v["w_prev"], "w": v["w"], "A": v.get("A"),
             "h: passes with": t.prob, "result": "passed" if t.passed else "rejected"}
 
@@ -262,13 +264,13 @@ def rbv_between(trace, draft: int) -> list[str]:
     for s in trace.steps:
         k = int(s.values["draft"])
         if s.event == "residual" and k == draft:
-            where = figures.tokens_str(s.node)
+            where = tokens_str(s.node)
             law = ", ".join(f"T({y}) = {x:.4f}" for y, x in enumerate(s.vector)) if len(s.vector) <= 12 else ""
             out.append(f"Draft {k + 1} stops at `{where}` after {int(s.values['tau'])} of its tokens there: RBV "
                        f"stands at `{where}` now, with T ← BV's residual, ∝ (w·T − p(·|{where}))₊ with the w and T "
                        f"this draft had at `{where}`" + (f": {law}." if law else "."))
         elif s.event == "skip" and draft < k < upto:
-            out.append(f"Draft {k + 1} does not pass through `{figures.tokens_str(s.node)}`, so RBV skips it.")
+            out.append(f"Draft {k + 1} does not pass through `{tokens_str(s.node)}`, so RBV skips it.")
     if out and not later:
         out.append("No draft is left to test: the extra token is drawn from this T.")
     return out
@@ -280,7 +282,7 @@ def zero_residual_note(trace, t: Test) -> str | None:
     first = next((u for u in trace.tests if u.draft == t.draft and int(u.values.get("i", 0)) == 1), None)
     if first is None or first.values["q"] > 0.0 or t.draft == trace.tests[0].draft:
         return None
-    x, at = first.node[-1], figures.tokens_str(first.node[:-1])
+    x, at = first.node[-1], tokens_str(first.node[:-1])
     earlier = [u for u in trace.tests if u.draft < t.draft and u.node == first.node and not u.passed]
     why = (f" Draft {earlier[-1].draft + 1} was rejected at that very token: its test there could fail only "
            f"with a weight below 1, i.e. w·T({x}) < p({x}), and the residual (w·T − p)₊ keeps nothing of {x}."
@@ -375,7 +377,7 @@ if st.session_state.step_method not in methods:
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 method = c1.selectbox("Method to watch", methods, key="step_method",
                       format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection (SpecInfer's "
-                      "rule on any tree)" if as_tree and m == RRS else f"{figures.short(m)}: {text.label(m)}")
+                      "rule on any tree)" if as_tree and m == RRS else f"{text.short(m)}: {text.label(m)}")
 if "step_seed" not in st.session_state:
     st.session_state.step_seed = 0 if as_tree else distinct_drafts_seed(cfg.spec, K, L)
 st.session_state.setdefault("step_coin", 0)
@@ -384,7 +386,7 @@ coin = c3.number_input("Coin seed", 0, 10**9, key="step_coin",
                        help="Seeds the verifier's random coins and the extra-token draw.")
 c4.button("New drafts", on_click=_new_drafts, key="step_new")
 # a rule's legend name, but the name token trees give it where that differs (SpecInfer's rule is rrs there)
-name = display_name(method, shape) if as_tree and display_name(method, shape) != method else figures.short(method)
+name = display_name(method, shape) if as_tree and display_name(method, shape) != method else text.short(method)
 shown, what = 0, "test"
 if as_tree:
     try:
@@ -398,7 +400,7 @@ with errors.guard("the drafts"):
         nodes = block.nodes()
         st.session_state["step_nodes"] = len(nodes)
         st.header("1. The drafted tree")
-        rows = [{"node": figures.tokens_str(u), "law": block.law_at(len(u)).name,
+        rows = [{"node": tokens_str(u), "law": block.law_at(len(u)).name,
                  "draws, in visit order": " ".join(f"{x}{'' if block.deterministic(u + (x,)) else '*'}"
                                                    for x in block.draws[u]),
                  "children": len(block.children(u))} for u in nodes if len(u) < L]
@@ -454,7 +456,7 @@ with errors.guard("the drafts"):
     title = (f"{name}: τ = {verdict.tau} accepted, extra token {verdict.extra}" if complete else
              f"{name}: after {what} {shown}" if shown else
              f"{name}: before the first {what}")
-    picture = figures.token_tree if as_tree else figures.draft_tree
+    picture = token_tree if as_tree else draft_tree
     charts.chart(picture(block, verdict.trace, upto=upto, accepted=verdict.accepted, extra=verdict.extra,
                          title=title, current=current), key="step_tree")
     st.caption("Node ∅ is the root: the empty prefix, i.e. the context before the block; every other node "
@@ -463,7 +465,7 @@ with errors.guard("the drafts"):
                   "token drawn m times. " if as_tree else "Grey labels on the branches name the drafts that take them. ")
                + f"The blue ring marks the latest {what} revealed; the gold star is the extra token, at depth τ + 1.")
 
-    H = [figures.tokens_str(t.node) for t in tests[:upto] if not t.passed]
+    H = [tokens_str(t.node) for t in tests[:upto] if not t.passed]
     if walker:
         if method == "traversal":
             st.markdown("**How Traversal walks the tree.** From the root it goes down the first "
@@ -502,16 +504,16 @@ with errors.guard("the drafts"):
             visit = next((e for e in reversed(events[:shown]) if e.kind == "visit"), None)
             if visit is not None and visit.law is not None:
                 b, v = visit.node[:-1], visit.row
-                charts.chart(figures.round_bars(
+                charts.chart(round_bars(
                     visit.law, visit.owed, visit.child,
-                    f"At b = {figures.tokens_str(b)}, visiting {visit.child} (outlined): S(c) = {v['S(c)']:.4f} "
+                    f"At b = {tokens_str(b)}, visiting {visit.child} (outlined): S(c) = {v['S(c)']:.4f} "
                     f"against w·T(c) = {v['w·T(c)']:.4f}, weight {v['w']:.4f}",
                     T_name=f"w·T: what b still owes q, times its weight w = {v['w (parent)']:.4f}"), key="step_walk_round")
             last = next((e for e in reversed(events[:shown]) if e.kind == "residual"), None)
             if last is not None:
                 b = last.node
-                charts.chart(figures.traversal_step(
-                    block.p[b], block.q[b], last.step.vector, figures.tokens_str(b), last.child,
+                charts.chart(traversal_step(
+                    block.p[b], block.q[b], last.step.vector, tokens_str(b), last.child,
                     last.step.values["A"], last.step.values["w"]), key="step_walk_residual")
     elif rounds:
         st.markdown("**How rrs verifies a token tree.** From the root down: at a node u it starts with T = q(·|u) "
@@ -531,7 +533,7 @@ with errors.guard("the drafts"):
                          column_config={c: st.column_config.NumberColumn(format="%.4f")
                                         for c in ("S_i(c)", "T(c)", "accept with")})
             e = events[shown - 1]
-            charts.chart(figures.round_bars(
+            charts.chart(round_bars(
                 e.law, e.owed, e.child,
                 f"Round {e.row['#']} at u = {e.row['at node']}: child {e.child} (outlined), S_i(c) = "
                 f"{e.row['S_i(c)']:.4f} against T(c) = {e.row['T(c)']:.4f}: {e.row['result']}",
@@ -563,7 +565,7 @@ with errors.guard("the drafts"):
     else:
         lines = []
         for i, t in enumerate(tests[:upto], start=1):
-            node = figures.tokens_str(t.node)
+            node = tokens_str(t.node)
             outcome = "**passed**" if t.passed else "**rejected**"
             odd = "" if -1e-12 <= t.prob <= 1.0 + 1e-12 else f" (the rule's ratio is {t.prob:.4g}, outside [0, 1], " \
                 "so the coin always " + ("fails" if t.prob < 0 else "passes") + ")"
@@ -582,7 +584,7 @@ with errors.guard("the drafts"):
     if complete:
         st.header("3. The accepted sub-block and the extra token")
         s = tuple(verdict.accepted)
-        where = figures.tokens_str(s)
+        where = tokens_str(s)
         kind = ("a bonus token drawn from q(·|s), since the whole block was accepted" if verdict.is_bonus
                 else f"a correction token drawn from {name}'s residual at s")
         emitted = verdict.tau + 1
@@ -590,7 +592,7 @@ with errors.guard("the drafts"):
                    + (f", from draft {verdict.draft + 1}" if verdict.draft >= 0 and not as_tree else "")
                    + f"), then extra token **{verdict.extra}**: {kind}. This iteration emits "
                    f"{emitted} token{'' if emitted == 1 else 's'} for one target call.")
-        charts.chart(figures.residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
+        charts.chart(residual_bars(block.p.get(s), block.q[s], verdict.residual, verdict.extra,
                                            where, verdict.is_bonus), key="step_residual")
         if verdict.is_bonus:
             st.caption("Every draft token of the block was accepted, so nothing needs correcting: the extra "
@@ -622,15 +624,15 @@ with errors.guard("the drafts"):
                 v = cached.tree_verify(cfg.spec, m, block, int(coin)) if as_tree else \
                     cached.verify(cfg.spec, m, block, int(coin))
             except Exception as exc:  # noqa: BLE001
-                errors.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
+                errors.show(exc, "its verification", prefix=f"{text.short(m)}: ")
                 continue
-            rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
+            rows.append({"method": m, "accepted": tokens_str(v.accepted), "tau": v.tau,
                          "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",
                          "tests": len(v.trace.tests),
                          "expected_tau_given_drafts": cached.tree_expected_tau(cfg.spec, m, block) if as_tree else
                          cached.expected_tau_given(cfg.spec, m, block)})
-        charts.chart(figures.compare_methods_bar(rows), key="step_compare")
-        st.dataframe(pd.DataFrame([{**r, "method": figures.short(r["method"])} for r in rows]).rename(
+        charts.chart(compare_methods_bar(rows), key="step_compare")
+        st.dataframe(pd.DataFrame([{**r, "method": text.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
             hide_index=True, width="stretch", key="step_compare_table", placeholder=text.DASH,
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})

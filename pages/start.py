@@ -4,7 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.rules.registry import REGISTRY
-from pages.ui import cached, charts, errors, figures, lazy, routing, text
+from pages.ui import cached, charts, errors, lazy, routing, text
+from pages.ui.figures.trees import draft_tree
 from toy_models import PRESETS
 
 routing.router_guard()
@@ -31,7 +32,7 @@ with left:
         spec = cached.model_spec(preset.draft, preset.target, 1.0)
         block = cached.draw(spec, preset.K, preset.L, seed=6)  # three branches, τ = 2: every colour shows
         verdict = cached.verify(spec, "rbv", block, coin_seed=1)
-        fig = figures.draft_tree(
+        fig = draft_tree(
             block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra,
             title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
                   f"<sup>verified by RBV: τ = {verdict.tau} tokens accepted, then one extra token</sup>",

@@ -17,7 +17,8 @@ from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import REGISTRY
-from pages.ui import charts, errors, figures, pair_picker, routing, text
+from pages.ui import charts, errors, pair_picker, routing, text
+from pages.ui.figures.runs import sweep_lines
 from pages.ui.toy_config import law_label
 
 routing.router_guard()
@@ -142,10 +143,10 @@ def _on_law_change() -> None:
         [m for m in methods if REGISTRY[m].token_trees and REGISTRY[m].lossless_by_theory and m not in kept]
     ss.sw_methods = kept + added
     if out:
-        names = ", ".join(figures.short(m) for m in out)
+        names = ", ".join(text.short(m) for m in out)
         ss.sw_law_note = (f"{ss.sw_law} drafts are K chains whose first tokens are not i.i.d.: {names} "
                           f"{'verifies' if len(out) == 1 else 'verify'} only i.i.d. ones and left the methods"
-                          + (f"; {', '.join(figures.short(m) for m in added)} came in" if added else "") + ".")
+                          + (f"; {', '.join(text.short(m) for m in added)} came in" if added else "") + ".")
 
 
 c1, c2 = st.columns([1, 2])
@@ -153,7 +154,7 @@ axis = c1.radio("Sweep over", list(AXES), key="sw_axis", format_func=AXES.get, h
 ss.setdefault(f"sw_values_{axis}", DEFAULT_VALUES[axis])
 values_text = c2.text_input(f"Values of {axis} (comma-separated)", key=f"sw_values_{axis}")
 m1, m2 = st.columns([3, 1])
-chosen = m1.multiselect("Methods", methods, key="sw_methods", format_func=figures.short)
+chosen = m1.multiselect("Methods", methods, key="sw_methods", format_func=text.short)
 law = m2.selectbox("Draft law", list(LAWS), key="sw_law", format_func=law_label, on_change=_on_law_change,
                    help="How the K first tokens are drawn from p: with replacement (iid: K i.i.d. drafts, which every "
                         "rule verifies), without (wor), the K most probable (topk), or the K − 1 most probable and one "
@@ -236,7 +237,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                     try:
                         g = pair_picker.generate(pair, m, plan, float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
-                        errors.show(exc, "the run", prefix=f"{figures.short(m)} at {axis} = {v}: ")
+                        errors.show(exc, "the run", prefix=f"{text.short(m)} at {axis} = {v}: ")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
@@ -247,7 +248,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                                  "tokens": g.metrics.tokens_generated, "iterations": g.metrics.iterations,
                                  "exact_given_drafts": 1 + float(np.mean(exp)) if exp else None,
                                  "alpha_star_root": float(np.mean([it.alpha_star_root for it in g.iterations]))})
-                    tick(f"{figures.short(m)}, {axis} = {v}")
+                    tick(f"{text.short(m)}, {axis} = {v}")
     if baseline:
         for t in (values if axis == "T" else [T]):
             for prompt in prompts:
@@ -303,7 +304,7 @@ def cut_note(col: str, frame: pd.DataFrame) -> str:
     if cut.empty:
         return ""
     name, _, _, bounds = BOUNDS[col]
-    where = ", ".join(f"{figures.short(m)} at {ax} = {x:g}" for m, x in zip(cut["method"], cut[ax]))
+    where = ", ".join(f"{text.short(m)} at {ax} = {x:g}" for m, x in zip(cut["method"], cut[ax]))
     return f"Cut at a bound (the {name} interval reached {bounds}): {where}."
 
 
@@ -320,7 +321,7 @@ def records(frame: pd.DataFrame) -> list[dict]:
 be = summarize("block_efficiency")
 theory = df.groupby(["method", ax], sort=False)["exact_given_drafts"].mean().reset_index()
 be = be.merge(theory, on=["method", ax], how="left")
-charts.chart(figures.sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
+charts.chart(sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts",
                                  title=f"Block efficiency against {AXES[ax]}", xlab=AXES[ax],
                                  ylab="block efficiency (tokens per target call)", runs="count"), key="sw_be")
 notes = [cut_note("block_efficiency", be)]
@@ -330,14 +331,14 @@ single = [m for m in res["config"]["methods"] if REGISTRY[m].single_draft]
 if "speedup" in df:
     sp = summarize("speedup")
     notes.append(cut_note("speedup", sp))
-    charts.chart(figures.sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
+    charts.chart(sweep_lines(sp, ax, "mean", "lo", "hi", title=f"Speedup over the target alone against {AXES[ax]}",
                                      xlab=AXES[ax], ylab="speedup (tokens/s ÷ target-alone tokens/s)",
                                      runs="count"), key="sw_speedup")
     names = ci_names("speedup")
     summary = summary.merge(sp.rename(columns=names)[["method", ax, *names.values()]], on=["method", ax])
 if single and ax == "K":
     one = len(single) == 1
-    st.caption(f"{' and '.join(figures.short(m) for m in single)} {'checks' if one else 'check'} one draft, so "
+    st.caption(f"{' and '.join(text.short(m) for m in single)} {'checks' if one else 'check'} one draft, so "
                f"{'it draws' if one else 'they draw'} one whatever K is (the column “drafts drawn” of the CSV): "
                f"{'its' if one else 'their'} points at every K are runs of the same decoder, flat up to noise. "
                f"Drawing K drafts for {'it' if one else 'them'} would only make {'it' if one else 'them'} slower "
@@ -360,7 +361,7 @@ st.caption(
     "failed. The CSV leaves those cells empty; the JSON writes null.")
 numbers = [c for c in summary.columns if c not in ("method", ax, "runs")]
 summary = summary[["method", ax, "runs", *numbers]]
-st.dataframe(summary.assign(method=summary["method"].map(figures.short),
+st.dataframe(summary.assign(method=summary["method"].map(text.short),
                             **{c: summary[c].map(shown) for c in numbers}),
              hide_index=True, width="stretch", key="sw_summary")
 runs_df, base_df = df.rename(columns=RUN_NAMES), base.rename(columns=RUN_NAMES)

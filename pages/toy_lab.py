@@ -13,7 +13,9 @@ from core.analysis.depth_gain import depth_rows
 from core.analysis.exact import LOSSLESS_TOL
 from core.analysis.montecarlo import output_law_test
 from core.rules.registry import REGISTRY
-from pages.ui import cached, charts, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, errors, routing, text, toy_config
+from pages.ui.figures.style import BOUND_SHORT, BOUND_STYLE
+from pages.ui.figures.toy_lab import coupling_heatmap, expected_tau_bars, gain_by_depth, tau_histograms, tau_vs_K
 
 routing.router_guard()
 
@@ -61,7 +63,7 @@ if too_large:  # past core's hard limit: no button can compute these, so none is
     if [m for m in too_large if m not in closed]:
         st.warning(cached.refusal_note(cfg.V, cfg.K, cfg.L, [m for m in too_large if m not in closed]))
     for m, value in closed.items():
-        st.info(f"{figures.short(m)}: E[τ] = {value:.4f}, in closed form (the sum over depths i of the chance "
+        st.info(f"{text.short(m)}: E[τ] = {value:.4f}, in closed form (the sum over depths i of the chance "
                 f"that its walk reaches depth i). Its whole output law, over V^(L+1) = {cfg.V ** (cfg.L + 1):,} "
                 "sequences, is too large to compute here, so its fidelity error and its row below are not shown.")
     methods = [m for m in methods if m not in too_large]
@@ -99,7 +101,7 @@ rows, problems = [], []
 for m in methods:
     r = results[m]
     if isinstance(r, Exception):
-        problems.append(f"{figures.short(m)}: {errors.explain(r, 'its exact law')}")
+        problems.append(f"{text.short(m)}: {errors.explain(r, 'its exact law')}")
         continue
     rows.append({"method": m, "expected_accepted": r.expected_accepted,
                  "block_efficiency": r.block_efficiency, "fidelity_tv": r.fidelity_tv,
@@ -109,7 +111,7 @@ for b in BOUND_KEYS:
     v = results.get(b)
     bounds[b] = None if v is None or isinstance(v, Exception) else float(v)
     if isinstance(v, Exception):
-        problems.append(f"{figures.BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
+        problems.append(f"{BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
 
 exact_tau = {r["method"]: r["expected_accepted"] for r in rows}
 
@@ -142,8 +144,8 @@ if tab_methods.open:
 
         cols = st.columns(4)
         for c, b in zip(cols, BOUND_KEYS):
-            c.metric(figures.BOUND_SHORT[b], text.fmt(bounds[b]), help=f"{figures.BOUND_STYLE[b][0]}: {BOUND_HELP[b]}")
-        exact_bounds = [f"{figures.BOUND_STYLE[b][0]} = {text.fraction(v)}" for b, v in bounds.items()
+            c.metric(BOUND_SHORT[b], text.fmt(bounds[b]), help=f"{BOUND_STYLE[b][0]}: {BOUND_HELP[b]}")
+        exact_bounds = [f"{BOUND_STYLE[b][0]} = {text.fraction(v)}" for b, v in bounds.items()
                         if text.fraction(v)]
         if exact_bounds:
             st.caption("As exact fractions: " + "; ".join(exact_bounds) + ".")
@@ -158,7 +160,7 @@ if tab_methods.open:
         if rows:
             lp = bounds.get("lp_optimum")
             table = pd.DataFrame([{
-                "method": figures.short(r["method"]),
+                "method": text.short(r["method"]),
                 "E[τ]": r["expected_accepted"],
                 "E[τ] as a fraction": text.fraction(r["expected_accepted"]) or "",
                 "block efficiency E[τ]+1": r["block_efficiency"],
@@ -173,7 +175,7 @@ if tab_methods.open:
                                         "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
                                         "fidelity error (TV)": st.column_config.NumberColumn(format="%.3g"),
                                         "% of LP optimum": st.column_config.NumberColumn(format="%.2f")})
-            charts.chart(figures.expected_tau_bars(rows, bounds), key="lab_bars")
+            charts.chart(expected_tau_bars(rows, bounds), key="lab_bars")
             with st.expander("What am I looking at?"):
                 st.markdown(text.note(
                     "One bar per method: its exact E[τ] on this configuration (hatched when the method is not "
@@ -182,8 +184,8 @@ if tab_methods.open:
                     ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
             if cfg.K == 1 and "td_optimal" in exact_tau:
                 st.caption(td_optimal_note(exact_tau))
-            lossy = [figures.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
-            above = [figures.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
+            lossy = [text.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
+            above = [text.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
             if lossy:
                 st.warning(f"Not lossless on this configuration: {', '.join(lossy)}. Its output law differs "
                            f"from q, so its E[τ] is not comparable with the lossless methods"
@@ -210,7 +212,7 @@ if tab_drafts.open:
             for m in methods:
                 if K != cfg.K and (cached.exact_seconds(cfg.V, K, cfg.L, m) > cached.EXACT_AUTO_SECONDS or
                                    (m == "lp_optimal" and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
-                    skipped.append(f"{figures.short(m)} at K={K}")
+                    skipped.append(f"{text.short(m)} at K={K}")
                     continue
                 # a single-draft rule reads draft 1 only: its law is the same at every K
                 k_law = 1 if REGISTRY[m].single_draft else K
@@ -226,10 +228,10 @@ if tab_drafts.open:
         for name, v in kres.items():
             what, K = name.rsplit("@", 1)
             if isinstance(v, Exception):
-                skipped.append(f"{figures.short(what) if what in curves else figures.BOUND_STYLE[what][0]} at K={K}")
+                skipped.append(f"{text.short(what) if what in curves else BOUND_STYLE[what][0]} at K={K}")
                 continue
             (curves if what in curves else bcurves)[what].append((int(K), float(v)))
-        charts.chart(figures.tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
+        charts.chart(tau_vs_K(curves, bcurves, current_K=cfg.K), key="lab_vsK")
         with st.expander("What am I looking at?"):
             st.markdown(text.note(
                 "E[τ] of each method as the number of drafts K grows, with the bounds as diamonds; the dotted "
@@ -251,7 +253,7 @@ if tab_coupling.open:
         if lp_ok and lp_auto:
             with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
                 plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
-                charts.chart(figures.coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
+                charts.chart(coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
                              key="lab_heatmap")
                 with st.expander("What am I looking at?"):
                     st.markdown(text.note(
@@ -282,20 +284,20 @@ if tab_mc.open:
         mc_data, mc_rows = {}, []
         for m, r in mc.items():
             if isinstance(r, Exception):
-                errors.show(r, "the Monte Carlo run", prefix=f"{figures.short(m)}: ")
+                errors.show(r, "the Monte Carlo run", prefix=f"{text.short(m)}: ")
                 continue
             lo, hi = r.tau_interval()
             mc_data[m] = (r.tau_pmf, lo, hi)
             ex = results[m].expected_accepted
             law = output_law_test(r, results[m].output_law)
-            mc_rows.append({"method": figures.short(m), "exact E[τ]": ex, "Monte Carlo mean": r.tau_mean,
+            mc_rows.append({"method": text.short(m), "exact E[τ]": ex, "Monte Carlo mean": r.tau_mean,
                             "± (95%)": r.tau_mean_halfwidth,
                             "E[τ] in the interval?": "yes" if abs(r.tau_mean - ex) <= r.tau_mean_halfwidth else "no",
                             "output law: χ² p-value": law.p_value,
                             "output law matches the exact law?": "yes" if law.agrees() else "no",
                             "TV(sampled, exact law)": law.tv})
         if exact_pmfs:
-            charts.chart(figures.tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
+            charts.chart(tau_histograms(exact_pmfs, mc_data, int(n)), key="lab_hist")
             with st.expander("What am I looking at?"):
                 st.markdown(text.note(
                     "One panel per method. Bars: the exact law P(τ = i). Points: the fraction of the Monte Carlo "
@@ -321,8 +323,8 @@ if tab_depth.open:
         st.header("5. Gain by depth: where each method earns its tokens")
         with errors.guard("the gain by depth"):
             depth = depth_rows({r["method"]: results[r["method"]] for r in rows}, cached.exact(cfg.spec, "sd", 1, cfg.L))
-            charts.chart(figures.gain_by_depth(depth), key="lab_depth")
-            st.markdown(text.markdown_table([{"method": figures.short(d["method"]), "d": d["depth"],
+            charts.chart(gain_by_depth(depth), key="lab_depth")
+            st.markdown(text.markdown_table([{"method": text.short(d["method"]), "d": d["depth"],
                                               **{c: text.number(d[c]) for c in ("P(τ ≥ d)", "SD's P(τ ≥ d)", "gain",
                                                                                 "a_d gain")}} for d in depth]))
             st.caption("P(τ ≥ d): the chance that the d-th drafted position is accepted. a_d = P(τ ≥ d)/P(τ ≥ d − 1) "

@@ -99,6 +99,11 @@ def all_methods() -> list[str]:
     return list(method_names())
 
 
+def short(method: str) -> str:
+    """The rule's short name (its class's ``short``: "BV", "SpecTr-GBV"), for legends, tables and pickers."""
+    return REGISTRY[method].short
+
+
 def label(method: str) -> str:
     """The rule's long name, for legends and tables."""
     return REGISTRY[method].label
