@@ -16,10 +16,11 @@ import streamlit as st
 from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
+from core.decoding.traces import tree_from_trace
 from core.rules.registry import resolve
-from pages.ui import charts, errors, lazy, pair_picker, routing, text
-from pages.ui.figures.trees import draft_tree, token_tree
+from pages.ui import charts, errors, generation, lazy, pair_picker, routing, text, token_text
 from pages.ui.figures.runs import PHASE_COLORS, acceptance_per_position, time_split
+from pages.ui.figures.trees import draft_tree, token_tree
 from pages.ui.toy_config import law_label
 
 routing.router_guard()
@@ -45,9 +46,9 @@ st.markdown(
     "token tree, or the dynamic tree EAGLE-2 grows from the draft's own probabilities. Watch the text "
     "grow: each iteration's accepted draft tokens are green (two shades alternate between iterations), "
     "the extra token the verifier adds is gold. Block efficiency is tokens per target call.")
-st.markdown(pair_picker.LEGEND_HTML, unsafe_allow_html=True)
+st.markdown(token_text.LEGEND_HTML, unsafe_allow_html=True)
 
-methods = pair_picker.decoder_methods()
+methods = generation.decoder_methods()
 on_trees = tree_rules(methods)
 any_tree = ", ".join("rrs (SpecInfer)" if m == "specinfer" else m for m in on_trees)
 #: The rule a draft that is not K i.i.d. chains switches to when the chosen rule cannot verify it:
@@ -285,7 +286,7 @@ config = dict(method=method, draft=None if plan is None else plan.label, T=float
 
 def _segments(gen) -> list[tuple[list[str], str, bool]]:
     """Per iteration: (accepted token texts, extra token text, bonus?), cut where generation stopped."""
-    texts = pair_picker.token_texts(pair, gen.tokens)
+    texts = token_text.token_texts(pair, gen.tokens)
     out, i = [], 0
     for it in gen.iterations:
         acc = texts[i:i + it.tau]
@@ -318,8 +319,8 @@ live = st.empty()
 live_chart = st.empty()
 
 if go and plan is not None:
-    texts = pair_picker.TokenTexts(pair)
-    colored = pair_picker.ColoredText(prompt)
+    texts = token_text.TokenTexts(pair)
+    colored = token_text.ColoredText(prompt)
     t0 = time.perf_counter()
     last = [0.0, 0.0]
     n_redraws = [0]
@@ -336,7 +337,7 @@ if go and plan is not None:
         for phase, seconds in it.seconds.items():
             split[phase] += seconds
         now = time.perf_counter()
-        if now - last[0] > pair_picker.LIVE_TEXT_EVERY_S:
+        if now - last[0] > generation.LIVE_TEXT_EVERY_S:
             last[0] = now
             # st.html, not st.markdown: the text is HTML already, and Markdown's parser ran over all
             # of it on every redraw (about 0.5 s of the browser's time per generation of 256 tokens).
@@ -346,7 +347,7 @@ if go and plan is not None:
             live.markdown(f"**Iteration {n}** · block efficiency so far **{(sum(taus) + n) / n:.3f}** "
                           f"· {len(texts.tokens) / (now - t0):.1f} tokens/s · {len(texts.tokens)} tokens · time in "
                           + ", ".join(f"{k} {v / busy:.0%}" for k, v in split.items() if k != "other"))
-        if now - last[1] > pair_picker.LIVE_CHART_EVERY_S:
+        if now - last[1] > generation.LIVE_CHART_EVERY_S:
             last[1] = now
             rates = [float(np.mean([t >= i for t in taus])) for i in range(1, plan.L + 1)]
             if not chart:
@@ -358,7 +359,7 @@ if go and plan is not None:
 
     try:
         with st.spinner("Generating…"):
-            gen = pair_picker.generate(pair, method, plan, T, prompt, max_new, seed, on_iteration=on_iteration)
+            gen = generation.generate(pair, method, plan, T, prompt, max_new, seed, on_iteration=on_iteration)
         ss["dec_result"] = {"config": config, "pair": config["pair"], "plan": plan, "generation": gen,
                             "segments": _segments(gen)}
     except Exception as exc:  # noqa: BLE001
@@ -373,7 +374,7 @@ if result is None:
 gen = result["generation"]
 if result["config"] != config:
     st.caption("Showing the last generation; the settings above have changed since. Press Generate to rerun.")
-text_box.html(pair_picker.colored_text_html(result["config"]["prompt"], result["segments"]))
+text_box.html(token_text.colored_text_html(result["config"]["prompt"], result["segments"]))
 
 m = gen.metrics
 run_method = result["config"]["method"]
@@ -404,8 +405,8 @@ if tree_box is not None and gen.iterations:
         i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
         it = gen.iterations[i - 1]
         run_plan = result["plan"]
-        block, trace = pair_picker.tree_from_trace(it, pair.vocab_size, run_plan)
-        token = lambda t: pair_picker.visible(pair.decode([int(t)]))  # noqa: E731
+        block, trace = tree_from_trace(it, pair.vocab_size, run_plan)
+        token = lambda t: token_text.visible(pair.decode([int(t)]))  # noqa: E731
         draw = draft_tree if run_plan.iid_chains else token_tree
         charts.chart(draw(block, trace, accepted=it.accepted, extra=it.extra, token_text=token,
                           title=f"Iteration {i}: τ = {it.tau} accepted, extra token {token(it.extra)!r}"
@@ -469,7 +470,7 @@ if st.button("Compare", key="dec_compare_go", disabled=not runs):
         name = "Target alone" if p_ is None else f"{text.short(x)} on {p_.label}"
         bar.progress(j / max(1, len(jobs)), text=f"Running {name} ({j + 1}/{len(jobs)})")
         try:
-            out[key] = pair_picker.generate(pair, x, p_, T, prompt, max_new, seed).metrics
+            out[key] = generation.generate(pair, x, p_, T, prompt, max_new, seed).metrics
         except Exception as exc:  # noqa: BLE001
             errors.show(exc, "the generation", prefix=f"{name}: ")
     bar.empty()

@@ -17,7 +17,7 @@ from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import REGISTRY
-from pages.ui import charts, errors, pair_picker, routing, text
+from pages.ui import charts, errors, generation, pair_picker, routing, text
 from pages.ui.figures.runs import sweep_lines
 from pages.ui.toy_config import law_label
 
@@ -82,7 +82,7 @@ st.markdown(
     "Speedup is tokens per second relative to the target model generating alone.")
 
 ss = st.session_state
-methods = pair_picker.decoder_methods()
+methods = generation.decoder_methods()
 
 
 def _whole(text_: str) -> bool:
@@ -235,7 +235,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
             for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
-                        g = pair_picker.generate(pair, m, plan, float(t), prompt, int(n_tokens), s)
+                        g = generation.generate(pair, m, plan, float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
                         errors.show(exc, "the run", prefix=f"{text.short(m)} at {axis} = {v}: ")
                         tick("skipped")
@@ -254,7 +254,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
             for prompt in prompts:
                 for s in range(int(n_seeds)):
                     try:
-                        g = pair_picker.generate(pair, "autoregressive", None, float(t), prompt, int(n_tokens), s)
+                        g = generation.generate(pair, "autoregressive", None, float(t), prompt, int(n_tokens), s)
                         base_rows.append({"T": float(t), "prompt": prompt, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001

@@ -499,8 +499,8 @@ def test_live_decoder_draws_its_charts_with_plotly(tiny_pair):
 def test_live_decoder_redraws_its_chart_every_iteration(tiny_pair, monkeypatch):
     """Each live redraw of the chart is a new element: identical figures must not collide
     (StreamlitDuplicateElementId)."""
-    from pages.ui import pair_picker
-    monkeypatch.setattr(pair_picker, "LIVE_CHART_EVERY_S", -1.0)
+    from pages.ui import generation
+    monkeypatch.setattr(generation, "LIVE_CHART_EVERY_S", -1.0)
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 16, "dec_K": 1,
                                                     "dec_L": 1, "dec_T": 0.0, "dec_method": "bv"})
     at.button(key="dec_go").click().run()
@@ -819,15 +819,15 @@ def test_live_decoder_empty_comparison_gets_a_message_not_an_empty_chart(tiny_pa
     assert any("Choose at least one method" in i.value for i in at.info)
     assert at.button(key="dec_compare_go").disabled
     # every speculative run fails: the table keeps the target alone, and no empty acceptance chart
-    from pages.ui import pair_picker
-    real = pair_picker.generate
+    from pages.ui import generation
+    real = generation.generate
 
     def fails(pair, method, *args, **kw):
         if method != "autoregressive":
             raise RuntimeError("boom")
         return real(pair, method, *args, **kw)
 
-    monkeypatch.setattr(pair_picker, "generate", fails)
+    monkeypatch.setattr(generation, "generate", fails)
     at.multiselect(key="dec_compare").set_value(["bv"]).run()
     at.button(key="dec_compare_go").click().run()
     assert not at.exception and any(e.value.startswith("BV on chains 2×4, iid: ") and "RuntimeError" in e.value
@@ -1012,11 +1012,11 @@ def test_live_decoder_every_rule_offered_generates_on_the_default_drafts(tiny_pa
     """Every rule the Method box offers generates on the default chains (all of them) and on the
     default static tree (the token-tree rules), as do T = 0 and T = 2 with RBV."""
     from core.decoding.plans import tree_rules
-    from pages.ui import pair_picker
+    from pages.ui import generation
 
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
-    runs = [("chains", m, None) for m in pair_picker.decoder_methods()]
-    runs += [("tree", m, None) for m in tree_rules(pair_picker.decoder_methods())]
+    runs = [("chains", m, None) for m in generation.decoder_methods()]
+    runs += [("tree", m, None) for m in tree_rules(generation.decoder_methods())]
     runs += [("chains", "rbv", 0.0), ("chains", "rbv", 2.0)]
     for shape, method, T in runs:
         at.radio(key="dec_shape").set_value(shape).run()

@@ -1209,3 +1209,30 @@ def test_packed_heads_decode_like_plain_ones():
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["tokens"] == b.tokens
+
+
+@pytest.mark.parametrize("name", ["chains-wor", "tree-iid", "rank-tree", "dynamic"])
+def test_the_tree_rebuilt_from_a_trace_is_the_one_the_rule_read(tiny, name):
+    """``traces.tree_from_trace`` rebuilds, from an iteration's record alone, the draws, the shape and
+    the law of the tree the rule verified (``it.block``, kept by the decoder), p and q at each drafted
+    token, and the rule's tests: a dynamic or rank-path tree as the smallest static tree containing it
+    (``Shape.containing``, b_d = the most draws at a node of depth d − 1, as ``Proposal.shape``)."""
+    from core.data.shapes import Shape
+    from core.decoding.traces import tree_from_trace
+    plan = TREE_PLANS[name]
+    g = SpeculativeDecoder(tiny, "rrs", sampling=SamplingConfig(1.0), plan=plan, keep_blocks=True).generate(
+        TINY_PROMPT, 12, 3)
+    for it in g.iterations:
+        block, trace = tree_from_trace(it, tiny.vocab_size, plan)
+        kept = it.block
+        assert (block.shape, block.law) == (kept.shape, kept.law)
+        assert block.draws == {u: tuple(xs) for u, xs in kept.draws.items()}
+        widest = {}
+        for u, xs in kept.draws.items():                        # the definition, counted again here
+            widest[len(u)] = max(widest.get(len(u), 0), len(xs))
+        assert Shape.containing(kept.draws).branching == tuple(widest[d] for d in sorted(widest))
+        for u, xs in kept.draws.items():
+            for t in set(xs):
+                assert block.p[u][t] == pytest.approx(kept.p[u][t], abs=1e-6)
+                assert block.q[u][t] == pytest.approx(kept.q[u][t], abs=1e-6)
+        assert [(t.node, t.passed) for t in trace.tests] == [(tuple(t["node"]), t["passed"]) for t in it.tests]

@@ -1,5 +1,6 @@
-"""The live pages' helpers in ``pages.ui.pair_picker``: background model loads that a rerun cannot
-break, incremental token texts, and text shown as written (never as Markdown)."""
+"""The live pages' helpers: background model loads that a rerun cannot break (``pages.ui.pair_picker``),
+a seeded generation (``pages.ui.generation``), incremental token texts, and text shown as written,
+never as Markdown (``pages.ui.token_text``)."""
 from __future__ import annotations
 
 import html
@@ -15,7 +16,7 @@ from markdown_it import MarkdownIt  # noqa: E402
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException  # noqa: E402
 
 from core.decoding.plans import StaticPlan  # noqa: E402
-from pages.ui import pair_picker, text  # noqa: E402
+from pages.ui import generation, pair_picker, text, token_text  # noqa: E402
 
 CODE = "class T:\n    def _test_test_with_path(self):\n\n\n        return __init__ * 2\n"
 
@@ -107,7 +108,7 @@ def test_a_failed_pair_load_is_not_cached_and_the_real_pair_then_loads(monkeypat
         pair_picker.loaded_pair(pair_picker.PAIR_SOURCES[0])
     pair = pair_picker.loaded_pair(pair_picker.PAIR_SOURCES[0])
     assert all(p.device.type != "meta" for m in (pair.target, pair.draft) for p in m.parameters())
-    gen = pair_picker.generate(pair, "bv", StaticPlan.chains(2, 2), 0.0, "def main():\n", 8, 0)
+    gen = generation.generate(pair, "bv", StaticPlan.chains(2, 2), 0.0, "def main():\n", 8, 0)
     assert gen.metrics.tokens_generated >= 1
     pair_picker.loaded_pair.clear()
 
@@ -118,12 +119,12 @@ def test_incremental_token_texts_join_to_the_decoded_text(toy):
     """Texts decoded token by token (in pieces, as the live page receives them) join to the decode
     of all tokens, also across multi-byte characters."""
     tokens = toy.encode("import os\n\n\ndef main():\n    print('héllo → wörld 🙂', __init__)\n") * 3
-    texts = pair_picker.TokenTexts(toy)
+    texts = token_text.TokenTexts(toy)
     for i in range(0, len(tokens), 3):
         texts.extend(tokens[i:i + 3])
     assert len(texts.texts) == len(tokens)
     assert "".join(texts.texts) == toy.decode(tokens)
-    assert pair_picker.token_texts(toy, tokens) == texts.texts
+    assert token_text.token_texts(toy, tokens) == texts.texts
 
 
 # -- text shown as written ----------------------------------------------------------------------
@@ -137,7 +138,7 @@ def _rendered_text(markdown_source: str) -> tuple[str, str]:
 
 def test_colored_text_is_not_markdown():
     """Generated code keeps its underscores, asterisks and blank lines in the coloured HTML."""
-    source = pair_picker.colored_text_html("", [([CODE[:20], CODE[20:60]], CODE[60:], False)])
+    source = token_text.colored_text_html("", [([CODE[:20], CODE[20:60]], CODE[60:], False)])
     out, _ = _rendered_text(source)
     assert "<em>" not in out and "<strong>" not in out
     assert "white-space:pre-wrap" in out
@@ -162,9 +163,9 @@ def test_fastest_threads_is_one_of_the_candidates(toy):
 def test_an_empty_token_text_is_not_the_root_symbol():
     """∅ names the root of a draft tree; a token with no text of its own (part of a multi-byte
     character) must not be drawn with the same symbol."""
-    assert pair_picker.visible("") == "⟨empty⟩"
-    assert pair_picker.visible(" x\n") == "␣x↵"
-    assert pair_picker.visible("abcdefghijk") == "abcdefg…"
+    assert token_text.visible("") == "⟨empty⟩"
+    assert token_text.visible(" x\n") == "␣x↵"
+    assert token_text.visible("abcdefghijk") == "abcdefg…"
 
 
 # -- models only from the folders the app owns (a hosted app is a server) -----------------------

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -69,6 +69,17 @@ class Shape:
     def tree(cls, branching: Sequence[int]) -> "Shape":
         """The static tree b = (b_1, …, b_L): a node of depth d gets m·b_(d+1) draws by the law."""
         return cls(tuple(branching), chains=False)
+
+    @classmethod
+    def containing(cls, draws: Mapping[tuple[int, ...], Sequence[int]]) -> "Shape":
+        """The smallest static tree containing a tree given by its draws (node → its draws, one entry
+        per draw, for every node that has children; closed under prefixes): b_d = the most draws at a
+        node of depth d − 1.  A rank-path or dynamic tree, read as the verifiers read it: its depth
+        and the law per depth, each node's k being its own number of draws."""
+        widest: dict[int, int] = {}
+        for u, xs in draws.items():
+            widest[len(u)] = max(widest.get(len(u), 0), len(xs))
+        return cls.tree(tuple(widest[d] for d in range(len(widest))))
 
     @classmethod
     def parse(cls, text: str) -> "Shape":

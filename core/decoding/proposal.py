@@ -78,10 +78,7 @@ class Proposal:
         depth and the law per depth, each node's k being its own number of draws."""
         if isinstance(self.plan, StaticPlan):
             return self.plan.shape
-        widest: dict[int, int] = {}
-        for u, xs in self.draws.items():
-            widest[len(u)] = max(widest.get(len(u), 0), len(xs))
-        return Shape.tree(tuple(widest[d] for d in range(len(widest))))
+        return Shape.containing(self.draws)
 
     def paths(self) -> list[list[int]]:
         """Every root-to-leaf path of tokens (the drafts, for chains)."""

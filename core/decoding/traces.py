@@ -9,7 +9,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+import numpy as np
+
+from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
+from core.data.trace import Test, Trace
 from core.data.tree import DraftBlock, Node
 
 
@@ -95,3 +99,36 @@ class IterationTrace:
         if token_text is not None:
             d["extra_text"] = token_text(self.extra)
         return d
+
+
+def tree_from_trace(it, V: int, plan):
+    """What the rule read in a decoder ``IterationTrace``, rebuilt from its edges
+    (``IterationTrace.edges``) for drawing, and the rule's ``Trace``: K i.i.d. chains (``plan.iid_chains``)
+    as a ``DraftBlock``, any other draft as a ``TokenTree`` of the law that drew it (``it.law``: topk
+    for wor and greedy at T = 0), so that its figure tells deterministic children from sampled ones.
+    p and q hold the probabilities of the drafted tokens (what the tree shows), the rest is zero; a
+    node's draws are its children in the order they were first drawn, each as often as it was drawn.
+    The ``TokenTree``'s shape is the plan's for a static plan, else the smallest static tree
+    containing this one (``Shape.containing``, as the decoder reads it)."""
+    p: dict = {}
+    q: dict = {}
+    draws: dict = {}
+    times = {n.node: n.multiplicity for n in it.nodes}
+    for e in it.edges():
+        u, t = tuple(e["parent"]), int(e["token"])
+        p.setdefault(u, np.zeros(V))[t] = e["p"]
+        q.setdefault(u, np.zeros(V))[t] = e["q"]
+        draws.setdefault(u, []).extend([t] * times[tuple(e["node"])])
+    for n in it.nodes:
+        q.setdefault(tuple(n.node), np.zeros(V))
+    if plan.iid_chains:
+        block = DraftBlock(np.asarray(it.drafts, dtype=np.int64), p, q)
+    else:
+        shape = getattr(plan, "shape", None) or Shape.containing(draws)
+        block = TokenTree(shape, it.law, {u: tuple(xs) for u, xs in draws.items()}, p, q)
+    trace = Trace(tests=[Test(tuple(t["node"]), int(t["draft"]), float(t["prob"]), bool(t["passed"]), t["kind"])
+                         for t in it.tests],
+                  quantities={tuple(d["node"]): {k: float(v) for k, v in d.items() if k != "node"}
+                              for d in it.quantities},
+                  rejected=[tuple(s) for s in it.rejected])
+    return block, trace

@@ -1,5 +1,5 @@
-"""The real-model pair picker (sidebar) and what the live pages draw from a generation: token texts,
-the coloured text, a draft tree rebuilt from an iteration's trace.
+"""The real-model pair picker (sidebar): where a pair loads from, its loads in the background, its
+threads, and the picker's link parameters.
 
 Everything about decoding comes from the ``core.decoding`` façade; importing this module imports torch,
 so only the real-model pages import it.
@@ -7,35 +7,21 @@ so only the real-model pages import it.
 from __future__ import annotations
 
 import concurrent.futures
-import html
 import os
 import threading
 import time
 from typing import Callable, Hashable
 
-import numpy as np
 import streamlit as st
 import torch
 
-from core.data.shapes import Shape
-from core.data.token_tree import TokenTree
-from core.data.trace import Test, Trace
-from core.data.tree import DraftBlock
-from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
-                           hub_presets, load_pair, toy_pair)
+from core.decoding import hub_presets, load_pair, toy_pair
 from core.decoding.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import errors, models_root, routing
 
-__all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
-           "decoder_methods", "TokenTexts", "token_texts", "visible", "tree_from_trace", "ColoredText", "colored_text_html",
-           "pair_id", "fastest_threads", "LIVE_TEXT_EVERY_S", "LIVE_CHART_EVERY_S"]
-
-#: The live page redraws its text and metrics, and its chart, at most this often (seconds).  Each
-#: redraw costs the browser work on the cores the decoder runs on (a chart redraw is a full Plotly
-#: draw), so they are rare enough to keep the page within 1.5x of the library (docs/app.md).
-LIVE_TEXT_EVERY_S = 0.3
-LIVE_CHART_EVERY_S = 2.0
+__all__ = ["PAIR_SOURCES", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "pair_id", "fastest_threads",
+           "pair_link", "pair_link_params"]
 
 PAIR_SOURCES = ["Bundled pair", "SmolLM2-135M (offline, distilled draft)", "Hub preset",
                 "Local folders or hub names"]
@@ -196,150 +182,6 @@ def pair_picker(prefix: str):
                f"{pair.vocab_size:,}, {pair.device.type}.")
     threads_picker(pair)
     return pair
-
-
-def generate(pair, method: str, plan, T: float, prompt: str, max_new_tokens: int, seed: int,
-             on_iteration: Callable | None = None):
-    """One seeded generation with ``core.decoding``: ``method`` verifying the drafts of ``plan`` (a
-    ``core.decoding.plans`` plan; ignored by "autoregressive", the target alone);
-    ``on_iteration(IterationTrace)`` streams each step."""
-    sampling = SamplingConfig(float(T))
-    if method == "autoregressive":
-        return AutoregressiveDecoder(pair, sampling).generate(prompt, int(max_new_tokens), int(seed))
-    dec = SpeculativeDecoder(pair, method, sampling=sampling, plan=plan)
-    return dec.generate(prompt, int(max_new_tokens), int(seed), on_iteration=on_iteration)
-
-
-class TokenTexts:
-    """The text each token adds, decoded incrementally as transformers' TextStreamer and vLLM's
-    detokenizer do: each new token is decoded with the tokens since the last printed offset as
-    context, and its text is what that adds.  A token that ends inside a multi-byte character adds
-    nothing until the character is complete.  Linear in the number of tokens."""
-
-    def __init__(self, pair) -> None:
-        self.pair = pair
-        self.tokens: list[int] = []
-        self.texts: list[str] = []
-        self._prefix = 0      # first token of the context
-        self._read = 0        # tokens before this one are printed
-
-    def extend(self, tokens) -> list[str]:
-        """Add tokens; returns the text each adds."""
-        out = []
-        for t in tokens:
-            self.tokens.append(int(t))
-            context = self.pair.decode(self.tokens[self._prefix:self._read])
-            full = self.pair.decode(self.tokens[self._prefix:])
-            if full.endswith("\ufffd") or not full.startswith(context):
-                out.append("")
-                continue
-            out.append(full[len(context):])
-            self._prefix, self._read = self._read, len(self.tokens)
-        self.texts.extend(out)
-        return out
-
-
-def token_texts(pair, tokens: list[int]) -> list[str]:
-    """The text each token adds (``TokenTexts``)."""
-    return TokenTexts(pair).extend(tokens)
-
-
-def visible(text: str, limit: int = 8) -> str:
-    """A token's text for a node label: whitespace made visible, long tokens cut; a token whose
-    text is empty (part of a multi-byte character) shows as ⟨empty⟩, since ∅ is the root."""
-    t = text.replace("\n", "↵").replace(" ", "␣").replace("\t", "⇥") or "⟨empty⟩"
-    return t if len(t) <= limit or t == "⟨empty⟩" else t[: limit - 1] + "…"
-
-
-def tree_from_trace(it, V: int, plan):
-    """What the rule read in a decoder ``IterationTrace``, rebuilt from its edges
-    (``IterationTrace.edges``) for drawing, and the rule's ``Trace``: K i.i.d. chains (``plan.iid_chains``)
-    as a ``DraftBlock``, any other draft as a ``TokenTree`` of the law that drew it (``it.law``: topk
-    for wor and greedy at T = 0), so that its figure tells deterministic children from sampled ones.
-    p and q hold the probabilities of the drafted tokens (what the tree shows), the rest is zero; a
-    node's draws are its children in the order they were first drawn, each as often as it was drawn.
-    The ``TokenTree``'s shape is the plan's for a static plan, else the smallest static tree
-    containing this one (b_d = the most children of a node of depth d − 1, as the decoder reads it)."""
-    p: dict = {}
-    q: dict = {}
-    draws: dict = {}
-    times = {n.node: n.multiplicity for n in it.nodes}
-    for e in it.edges():
-        u, t = tuple(e["parent"]), int(e["token"])
-        p.setdefault(u, np.zeros(V))[t] = e["p"]
-        q.setdefault(u, np.zeros(V))[t] = e["q"]
-        draws.setdefault(u, []).extend([t] * times[tuple(e["node"])])
-    for n in it.nodes:
-        q.setdefault(tuple(n.node), np.zeros(V))
-    if plan.iid_chains:
-        block = DraftBlock(np.asarray(it.drafts, dtype=np.int64), p, q)
-    else:
-        shape = getattr(plan, "shape", None)
-        if shape is None:
-            widest: dict[int, int] = {}
-            for u in draws:
-                widest[len(u)] = max(widest.get(len(u), 0), len(draws[u]))
-            shape = Shape.tree(tuple(widest[d] for d in sorted(widest)))
-        block = TokenTree(shape, it.law, {u: tuple(xs) for u, xs in draws.items()}, p, q)
-    trace = Trace(tests=[Test(tuple(t["node"]), int(t["draft"]), float(t["prob"]), bool(t["passed"]), t["kind"])
-                         for t in it.tests],
-                  quantities={tuple(d["node"]): {k: float(v) for k, v in d.items() if k != "node"}
-                              for d in it.quantities},
-                  rejected=[tuple(s) for s in it.rejected])
-    return block, trace
-
-
-def _html_text(text: str) -> str:
-    """Text for the coloured HTML block: HTML-escaped, and with newlines and Markdown's special
-    characters as character references.  The page shows the block with ``st.html``, which parses no
-    Markdown; the references keep it right inside ``st.markdown`` too, where the block would end at a
-    blank line and ``__init__`` would turn bold.  Whitespace shows as it is (pre-wrap)."""
-    return html.escape(text).translate({ord("\n"): "&#10;", ord("_"): "&#95;", ord("*"): "&#42;",
-                                        ord("$"): "&#36;", ord("`"): "&#96;", ord("~"): "&#126;",
-                                        ord("\\"): "&#92;", ord("["): "&#91;", ord("]"): "&#93;"})
-
-
-class ColoredText:
-    """The generated text as HTML, built as the iterations arrive: each iteration's accepted draft
-    tokens on a green background (two shades alternating, so iterations can be told apart) and its
-    extra token on gold.  Each token's span is made once, so a live redraw only joins the strings made
-    so far instead of escaping every token again."""
-
-    def __init__(self, prompt: str) -> None:
-        self._parts = [f'<span style="color:#888">{_html_text(prompt)}</span>']
-        self._iterations = 0
-
-    def add(self, accepted: list[str], extra: str, bonus: bool) -> None:
-        """One iteration: its accepted draft tokens' texts, its extra token's text ("" if cut), bonus?"""
-        i = self._iterations
-        self._iterations += 1
-        shade = "#c7e9c0" if i % 2 == 0 else "#a1d99b"
-        for t in accepted:
-            self._parts.append(f'<span style="background:{shade}" title="iteration {i + 1}: accepted draft token">'
-                               f'{_html_text(t)}</span>')
-        if extra:
-            self._parts.append(f'<span style="background:{"#fdae6b" if bonus else "#ffe08a"}" '
-                               f'title="iteration {i + 1}: {"bonus" if bonus else "correction"} token">'
-                               f'{_html_text(extra)}</span>')
-
-    def html(self) -> str:
-        return ('<div style="font-family:ui-monospace,monospace;white-space:pre-wrap;line-height:1.6;'
-                'border:1px solid #ddd;border-radius:6px;padding:10px;max-height:420px;overflow:auto">'
-                + "".join(self._parts) + "</div>")
-
-
-def colored_text_html(prompt: str, segments: list[tuple[list[str], str, bool]]) -> str:
-    """``ColoredText`` of the prompt and all ``segments`` (accepted token texts, extra token text, bonus?)."""
-    text = ColoredText(prompt)
-    for accepted, extra, bonus in segments:
-        text.add(accepted, extra, bonus)
-    return text.html()
-
-
-LEGEND_HTML = ('<span style="background:#c7e9c0">&nbsp;accepted draft tokens&nbsp;</span> '
-               '<span style="background:#a1d99b">&nbsp;(next iteration)&nbsp;</span> '
-               '<span style="background:#ffe08a">&nbsp;correction token&nbsp;</span> '
-               '<span style="background:#fdae6b">&nbsp;bonus token&nbsp;</span>')
 
 
 #: The pair's sources as a link names them (``pair_link``).

@@ -54,7 +54,8 @@ APP_IMPORTS = (
 #: 10-25 s on a fresh 2-core machine (docs/decoder.md, "Loading"), in steps of at most about 1.7 s
 #: (torch's own 2.5 s excepted; 7.3 s in all, idle, one after the other).  The transformers steps
 #: are imported under the model loads' lock (``_load_lock``).
-TORCH_IMPORTS = ("torch", "sympy", "torch._dynamo", "torch.distributed.tensor", "pages.ui.pair_picker")
+TORCH_IMPORTS = ("torch", "sympy", "torch._dynamo", "torch.distributed.tensor", "pages.ui.pair_picker",
+                 "pages.ui.generation")
 TRANSFORMERS_IMPORTS = ("transformers", "transformers.activations", "transformers.models.auto.modeling_auto",
                         "transformers.models.llama.modeling_llama", "transformers.models.auto.tokenization_auto")
 DECODER_IMPORTS = TORCH_IMPORTS + TRANSFORMERS_IMPORTS
