@@ -17,7 +17,7 @@ from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from core.decoding.traces import tree_from_trace
-from core.rules.registry import resolve
+from core.rules.registry import DEFAULT_RULE, resolve, tree_label, tree_rule
 from pages.ui import charts, errors, generation, lazy, pair_picker, routing, text, token_text
 from pages.ui.figures.runs import PHASE_COLORS, acceptance_per_position, time_split
 from pages.ui.figures.trees import draft_tree, token_tree
@@ -50,10 +50,9 @@ st.markdown(token_text.LEGEND_HTML, unsafe_allow_html=True)
 
 methods = generation.decoder_methods()
 on_trees = tree_rules(methods)
-any_tree = ", ".join("rrs (SpecInfer)" if m == "specinfer" else m for m in on_trees)
-#: The rule a draft that is not K i.i.d. chains switches to when the chosen rule cannot verify it:
-#: a lossless rule defined on every shape and law, traversal first (rrs is the other one).
-TREE_RULE = next(m for m in ("traversal", *on_trees) if m in on_trees and resolve(m).lossless_by_theory)
+any_tree = ", ".join(tree_label(m, known_as="short") for m in on_trees)
+#: The rule a draft that is not K i.i.d. chains switches to when the chosen rule cannot verify it.
+TREE_RULE = tree_rule(on_trees)
 
 
 def _b(text_: str) -> tuple[int, ...]:
@@ -109,7 +108,7 @@ for _key in ("dec_compare", "dec_compare_drafts", "dec_baseline", "dec_K", "dec_
     if _key in ss:
         ss[_key] = ss[_key]
 ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
-ss.setdefault("dec_method", "rbv" if "rbv" in methods else methods[0])
+ss.setdefault("dec_method", DEFAULT_RULE if DEFAULT_RULE in methods else methods[0])
 ss.setdefault("dec_shape", "chains")
 ss.setdefault("dec_b", "2,2,1")
 ss.setdefault("dec_law", "iid")
@@ -239,8 +238,8 @@ else:
              f"{plan.K}: the tree drafts them all." if shape == "dynamic" and plan.budget < int(budget) else "")
     st.caption(f"Draft: {plan.label}, at most {plan.budget} tokens an iteration.{fewer} {how} "
                + ("Every rule verifies it." if plan.iid_chains else f"Verified by {any_tree}.")
-               + (" At T = 0 wor and greedy draft as topk, their T → 0 limit." if T == 0 and not plan.iid_chains
-                  and plan.law in ("wor", "greedy") else "")
+               + (" At T = 0 wor and greedy draft as topk, their T → 0 limit." if plan.law_at_temperature(T) != plan.law
+                  else "")
                + (" A top-k child is no sample of p but a fixed token, so the verifier accepts the child of rank k "
                   "with q(x_k), what the target still gives it, not with min(1, q/p): at T = 1 q spreads its mass "
                   "and a top-k tree accepts less than an i.i.d. one, at low T q concentrates and it catches up."

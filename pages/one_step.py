@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.data.token_tree import TokenTree
 from core.data.trace import Step, Test
-from core.rules.registry import display_name
+from core.rules.registry import DEFAULT_RULE, display_name, resolve
 from pages.ui import cached, charts, errors, routing, text, toy_config
 from pages.ui.figures.trees import draft_tree, token_tree, tokens_str
 from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars, traversal_step
@@ -20,13 +20,6 @@ from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars
 routing.router_guard()
 
 KIND = {"token": "token", "sub-block": "sub-block", "full-block": "full block"}
-#: The rules that walk the tree leaf to root and log every step (``core.rules.traversal_walk``).
-WALKERS = ("traversal", "otv")
-#: The rule that runs rrs, top-down multi-round rejection, on a token tree (``core.rules.specinfer``).
-RRS = "specinfer"
-#: The rule the page opens on for K chains: lossless, it reads every draft, and each of its tests is
-#: shown with its formula (BV on each draft in turn, against the residual the drafts before it left).
-DEFAULT_RULE = "rbv"
 
 
 @dataclass(frozen=True)
@@ -76,9 +69,10 @@ def walk_events(trace, L: int, rule: str, q) -> list[Event]:
         if s.event == "enter":
             weight[b], owed[b] = s.values["w"], np.asarray(q[b], dtype=np.float64)
             order = ""
-            if rule == "otv":
-                order = (" OTV visits its children draft-first (the first draft's token, then best q/p first)."
-                         if s.values.get("draft_first") else " OTV visits its children in ratio order (best q/p first).")
+            if "draft_first" in s.values:         # a rule that chooses its children's order per node
+                order = (f" {text.short(rule)} visits its children draft-first (the first draft's token, then best "
+                         "q/p first)." if s.values["draft_first"] else
+                         f" {text.short(rule)} visits its children in ratio order (best q/p first).")
             add("enter", b, f"Enter `{tokens_str(b)}` with weight w = {s.values['w']:.4f} and "
                 f"{int(s.values['k'])} draft(s) below it.{order}", step=s, w=s.values["w"],
                 result=f"k = {int(s.values['k'])}")
@@ -154,12 +148,6 @@ def parent_accepts_note(event: Event) -> str:
             f"residual T, now 0 on the rejected token), and `{node}` keeps the weight w = {event.test.prob:.4f}, "
             f"the probability of stopping at `{node}` given that everything below it was rejected, so it passes "
             f"with that probability and the extra token is drawn from T.")
-
-
-#: The rules that run block verification on one path at a time and log its numbers with each test
-#: (``core.rules.block.block_verify``): BV on draft 1, RBV on each draft in turn, best-of-K on the
-#: selected draft with its law p* as the draft law.
-BLOCK_RULES = ("bv", "rbv", "best_of_k_bv")
 
 
 #: How each block rule computes the probability of its tests, above the tests themselves.
@@ -370,14 +358,17 @@ as_tree = not shape.is_iid_chains(law)
 K, L = shape.K, shape.L
 
 methods = list(cached.TREE_RULES) if as_tree else text.all_methods()
-default = (RRS if RRS in methods else methods[0]) if as_tree else DEFAULT_RULE if DEFAULT_RULE in methods else methods[0]
+# on a token tree the rule shown round by round, on chains the registry's default
+default = next((m for m in methods if resolve(m).walk == "rounds"), methods[0]) if as_tree else \
+    DEFAULT_RULE if DEFAULT_RULE in methods else methods[0]
 st.session_state.setdefault("step_method", default)
 if st.session_state.step_method not in methods:
     st.session_state.step_method = default
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 method = c1.selectbox("Method to watch", methods, key="step_method",
-                      format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection (SpecInfer's "
-                      "rule on any tree)" if as_tree and m == RRS else f"{text.short(m)}: {text.label(m)}")
+                      format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection "
+                      f"({text.short(m)}'s rule on any tree)" if as_tree and resolve(m).walk == "rounds"
+                      else f"{text.short(m)}: {text.label(m)}")
 if "step_seed" not in st.session_state:
     st.session_state.step_seed = 0 if as_tree else distinct_drafts_seed(cfg.spec, K, L)
 st.session_state.setdefault("step_coin", 0)
@@ -430,15 +421,16 @@ with errors.guard("the drafts"):
         cached.verify(cfg.spec, method, block, int(coin))
     tests = list(verdict.trace.tests)
     rounds_trace = verdict.trace if as_tree else None
-    if method == RRS and not as_tree:
+    by_rounds = resolve(method).walk == "rounds"
+    if by_rounds and not as_tree:
         # K i.i.d. chains: the same rule as rrs on their token tree, round for round and coin for coin
         # (docs/maths.md); that run's trace carries S_i and T, the chains' own only the tests
         same = cached.tree_verify(cfg.spec, method, TokenTree.from_block(block), int(coin))
         if [(t.node, t.passed) for t in same.trace.tests] == [(t.node, t.passed) for t in tests] \
                 and same.tokens == verdict.tokens:
             rounds_trace = same.trace
-    rounds = method == RRS and rounds_trace is not None
-    walker = method in WALKERS
+    rounds = by_rounds and rounds_trace is not None
+    walker = resolve(method).walk == "leaf-to-root"
     what = "round" if rounds else "step" if walker else "test"
     st.header(f"2. Verification by {name}, " + ("round by round" if rounds else "test by test"))
     events = walk_events(verdict.trace, L, method, block.q) if walker else \
@@ -542,7 +534,7 @@ with errors.guard("the drafts"):
                        "children visited before it. T is what is left of the target at this node. The round "
                        "emits each token x with probability min(T(x), S_i(x)), which is why the node as a whole "
                        "emits q exactly.")
-    elif method in BLOCK_RULES and not as_tree:
+    elif resolve(method).walk == "block" and not as_tree:
         st.markdown(BLOCK_HOW[method])
         lines, noted = [], set()
         for i, t in enumerate(tests[:upto], start=1):

@@ -279,12 +279,11 @@ def check_plan(method: str, plan: DraftPlan) -> None:
     """Refuse, in one sentence, a rule that is not defined on the plan's drafts: every rule takes K
     i.i.d. chains; only the token-tree rules (``rrs``/``specinfer``, ``traversal``) take the rest."""
     from core.decoding.methods import decoder_methods
-    from core.rules.registry import resolve
+    from core.rules.registry import chains_only, resolve, tree_label
     if plan.iid_chains or resolve(method).token_trees:
         return
-    others = ", ".join("rrs (specinfer)" if m == "specinfer" else m for m in tree_rules(decoder_methods()))
-    raise DecodingError(f"{method} is defined on K i.i.d. chains only, not on {plan.label}; use the "
-                        f"iid law on chains, or one of {others}")
+    others = ", ".join(tree_label(m) for m in tree_rules(decoder_methods()))
+    raise DecodingError(chains_only(method, plan.label, others))
 
 
 def max_draws_per_node(plan: DraftPlan) -> int:

@@ -57,6 +57,13 @@ class Verifier:
     #: read it, and so do the command line and the pages.
     token_trees: ClassVar[bool] = False
 
+    #: How its trace replays step by step (``pages/one_step.py`` reads it): "tests" (its acceptance
+    #: tests in order), "block" (block verification along one path at a time, each test with its
+    #: numbers: ``core.rules.block.block_verify``), "leaf-to-root" (the traversal recursion's enter,
+    #: visit and residual steps: ``core.rules.traversal_walk``), "rounds" (on a token tree, one round
+    #: per child tested, with S_i and T: ``core.rules.specinfer.rrs_walk``).
+    walk: ClassVar[str] = "tests"
+
     #: Keyword parameters of the constructor that ``core.rules.registry.make_verifier`` and the
     #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
     parameters: ClassVar[tuple[str, ...]] = ()

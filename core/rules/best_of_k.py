@@ -239,6 +239,7 @@ class BestOfKBV(Verifier):
     summary = ("Select the best of the K drafts by q/p ranks, then run block verification on it, "
                "with the law of the selected draft as p.")
     source = "after Thomas & Pal 2026 (greedy multi-path block verification), reconstructed"
+    walk = "block"
     single_draft = False
     order_invariant = True
     lossless_by_theory = True

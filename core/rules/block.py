@@ -196,6 +196,7 @@ class BV(Verifier):
     summary = ("One draft, checked as a block: a later token that q likes more than p can rescue an "
                "earlier one and the longest passing prefix wins; the best possible rule for a single draft.")
     source = "Sun, Mendlovic, Leviathan, Aharoni, Ro, Beirami, Suresh, ICLR 2025"
+    walk = "block"
     single_draft = True
     order_invariant = False
     lossless_by_theory = True

@@ -34,6 +34,7 @@ class RBV(Verifier):
     summary = ("Block verification on each draft in turn, starting where the previous draft stopped and "
                "verifying against the residual; lossless by induction.")
     source = "derived in this project (docs/maths.md): recursive block verification"
+    walk = "block"
     single_draft = False
     order_invariant = False
     lossless_by_theory = True

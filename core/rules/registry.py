@@ -52,6 +52,13 @@ REGISTRY: dict[str, type[Verifier]] = {cls.name: cls for cls in RULES}
 #: resolved by name but never listed (``method_names``).
 ALIASES: dict[str, str] = {"rrs": "specinfer"}
 
+#: The rule a page opens on for K i.i.d. chains: lossless, it reads every draft, and each of its
+#: tests has its formula on the step page.
+DEFAULT_RULE = "rbv"
+#: The rule a draft that is not K i.i.d. chains switches to when the chosen rule cannot verify it
+#: (``tree_rule``): lossless on every shape and law.
+DEFAULT_TREE_RULE = "traversal"
+
 
 def resolve(name: str) -> type[Verifier]:
     """The rule class of a registered name or an alias."""
@@ -73,9 +80,31 @@ def require(verifier: Verifier | type[Verifier], shape: Shape, law: str) -> None
         aliases = {target: alias for alias, target in ALIASES.items()}
         others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n        # the lossless ones
                            for n, c in REGISTRY.items() if c.token_trees and c.lossless_by_theory)
-        raise VerifierError(
-            f"{verifier.name} is defined on K i.i.d. chains only, not on {shape.label} drafted by "
-            f"{get_law(law).name}; use the iid law on chains, or one of {others}")
+        raise VerifierError(chains_only(verifier.name, f"{shape.label} drafted by {get_law(law).name}", others))
+
+
+def chains_only(name: str, drafts: str, instead: str) -> str:
+    """The one sentence refusing ``drafts`` (their label) to rule ``name``, defined on K i.i.d. chains
+    only, with the rules to use ``instead``."""
+    return (f"{name} is defined on K i.i.d. chains only, not on {drafts}; use the iid law on chains, "
+            f"or one of {instead}")
+
+
+def tree_label(rule: str, known_as: str = "name") -> str:
+    """A token-tree rule as a list of rules to choose from names it: its name on token trees
+    (``display_name``), and where the rule is registered under another, that one in brackets, as the
+    class attribute ``known_as`` gives it: ``rrs (specinfer)``, ``rrs (SpecInfer)`` with
+    ``known_as="short"``, ``traversal``."""
+    cls = resolve(rule)
+    shown = display_name(cls, Shape.tree((1,)))
+    return shown if shown == cls.name else f"{shown} ({getattr(cls, known_as)})"
+
+
+def tree_rule(offered: list[str]) -> str:
+    """The rule, among ``offered``, that a draft that is not K i.i.d. chains switches to:
+    ``DEFAULT_TREE_RULE`` if offered, else the first lossless rule defined on token trees."""
+    return next(m for m in (DEFAULT_TREE_RULE, *offered)
+                if m in offered and resolve(m).token_trees and resolve(m).lossless_by_theory)
 
 
 def make_verifier(name: str, draft=None, target=None, K: int | None = None,
@@ -119,7 +148,8 @@ def display_name(rule: str | Verifier | type[Verifier], shape: Shape | None = No
     """
     name = rule if isinstance(rule, str) else rule.name
     registered = ALIASES.get(name, name)
-    return "rrs" if shape is not None and registered == "specinfer" else registered
+    on_trees = {target: alias for alias, target in ALIASES.items()}
+    return on_trees.get(registered, registered) if shape is not None else registered
 
 
 def method_names() -> list[str]:

@@ -143,6 +143,7 @@ class SpecInfer(TreeWalkVerifier):
     needs_models = False
     closed_form_tau = False
     token_trees = True
+    walk = "rounds"
     core = staticmethod(rrs_core)
 
     def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:

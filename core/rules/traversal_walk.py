@@ -203,6 +203,7 @@ class TraversalVerifier(Verifier):
     model-level programme ``traversal_output_law``, both with the class's ``policy``."""
 
     policy: ClassVar[Policy]
+    walk = "leaf-to-root"
 
     def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
         return traversal_walk(block, coins, type(self).policy)
