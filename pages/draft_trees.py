@@ -9,16 +9,16 @@ import streamlit as st
 from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS
 from core.data.shapes import Shape
-from core.rules.registry import REGISTRY, display_name
+from core.rules.registry import DEFAULT_TREE_RULE, REGISTRY, display_name
 from pages.ui import cached, charts, errors, routing, text, toy_config
 from pages.ui.figures.trees import token_tree
 from pages.ui.figures.laws import budget_curves
 
 routing.router_guard()
 
-#: What each tree rule does, after its name (``core.rules.registry.display_name``: ``rrs`` is the
-#: ``specinfer`` rule on every shape and law).
-RULE_NOTES = {"rrs": "top-down", "traversal": "leaf to root", "lp_optimal": "own-law LP"}
+#: What a tree rule does, after its name, by how it walks the tree (``Verifier.walk``); the
+#: model-dependent rule (``Verifier.needs_models``) is the own-law LP.
+WALK_NOTES = {"rounds": "top-down", "leaf-to-root": "leaf to root"}
 
 
 #: The budget chart is computed without asking when its tables are estimated under this many seconds.
@@ -30,9 +30,10 @@ def rule_name(method: str, shape: Shape) -> str:
     later says whether it is lossy, with the defaults of its own parameters (``typical``'s epsilon and
     delta)."""
     name = display_name(method, shape)
-    if name in RULE_NOTES:
-        return f"{name} ({RULE_NOTES[name]})"
     rule = REGISTRY[method]
+    note = "own-law LP" if rule.needs_models else WALK_NOTES.get(rule.walk)
+    if note:
+        return f"{name} ({note})"
     default = None if rule.needs_models else rule()
     notes = [f"{p} = {getattr(default, p):g}" for p in rule.parameters
              if isinstance(getattr(default, p, None), float)] + ([] if rule.lossless_by_theory else ["lossy"])
@@ -131,12 +132,12 @@ rules = list(cached.TREE_RULES)
 if refused is not None:
     st.info("Nothing to verify: this law cannot draw this shape (above).")
 else:
-    too_slow = [m for m in rules if m != "lp_optimal" and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
+    too_slow = [m for m in rules if not REGISTRY[m].needs_models and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
     lp_why = cached.tree_lp_refusal(cfg.V, shape, law)
     lp_auto = cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO
     approved = st.session_state.setdefault("trees_approved", set())
     key = f"{cfg.spec}|{shape}|{law}"
-    slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules if m != "lp_optimal" and m not in too_slow]
+    slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules if not REGISTRY[m].needs_models and m not in too_slow]
     slow = [(m, sec) for m, sec in slow if sec > cached.EXACT_AUTO_SECONDS]
     if too_slow:
         st.warning("Too large to compute exactly here: " + ", ".join(
@@ -155,7 +156,7 @@ else:
         n, L = shape.budget, shape.L
         K_iid = n // L if n % L == 0 else None
         jobs = [(m, (lambda m=m: cached.tree_exact(cfg.spec, m, shape, law))) for m in rules
-                if m not in too_slow and (m != "lp_optimal" or lp_why is None)]
+                if m not in too_slow and (not REGISTRY[m].needs_models or lp_why is None)]
         if lp_why is None:
             jobs.append(("own_lp", lambda: cached.tree_lp_certificate(cfg.spec, shape, law)))
         iid_why = None if K_iid is None else cached.lp_refusal(cfg.V, K_iid, L)
@@ -199,7 +200,7 @@ else:
                 "verifier": rule_name(m, shape),
                 "E[τ]": r.expected_accepted,
                 # the LP rule's E[τ] is the own-law LP's value: a fraction only where that is certified
-                "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "") if m == "lp_optimal"
+                "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "") if REGISTRY[m].needs_models
                 else text.fraction(r.expected_accepted, integers=True) or "",
                 "block efficiency E[τ]+1": r.block_efficiency,
                 "TV from q (measured)": text.clean(r.fidelity_tv),
@@ -236,7 +237,7 @@ st.markdown(f"At every budget n (drafted tokens) and depth L = {L}, every shape 
             "Sequoia's best top-k tree of any shape.")
 CHART_RULES = {"rrs": "rrs (top-down)", "traversal": "traversal (leaf to root)",
                "lp": "own-law LP (each law's best lossless verifier)"}
-st.session_state.setdefault("trees_chart_rule", "traversal")
+st.session_state.setdefault("trees_chart_rule", display_name(DEFAULT_TREE_RULE, shape))
 st.session_state.setdefault("trees_chart_max", 16)
 c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
 chart_rule = c1.radio("Verifier", list(CHART_RULES), key="trees_chart_rule", format_func=CHART_RULES.get,

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from core.rules.registry import CHALLENGER
 from core.sweep.config import (DRAFT_LAWS, FAMILIES, V_RANGE, SweepConfig, SweepError, check_config,
                                default_methods)
 from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
@@ -203,7 +204,7 @@ for key, options in (("lb_a", order), ("lb_b", order), ("lb_rule", order),
                      ("lb_T", sorted(set(frame["temperature"])))):
     if key in ss and ss[key] not in options:
         del ss[key]
-ss.setdefault("lb_b", "spectr_gbv" if "spectr_gbv" in order else order[-1])
+ss.setdefault("lb_b", CHALLENGER if CHALLENGER in order else order[-1])
 drafts = "analyses" in board
 sections = iter(range(3, 10))
 st.success(result["origin"])

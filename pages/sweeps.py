@@ -16,7 +16,7 @@ from core.analysis.intervals import bounded_t_interval
 from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
-from core.rules.registry import REGISTRY
+from core.rules.registry import COMPARED, REGISTRY
 from pages.ui import charts, errors, generation, pair_picker, routing, text
 from pages.ui.figures.runs import sweep_lines
 from pages.ui.toy_config import law_label
@@ -113,7 +113,7 @@ if new_link and "values" in st.query_params:
     # the values belong to the axis the link names; a bad list is refused below, as a typed one is
     ss[f"sw_values_{ss.get('sw_axis', 'K')}"] = st.query_params["values"]
 ss.setdefault("sw_axis", "K")
-ss.setdefault("sw_methods", [m for m in ("bv", "spectr_gbv", "rbv") if m in methods])
+ss.setdefault("sw_methods", [m for m in COMPARED if m in methods])
 ss.setdefault("sw_prompts", "import os\\n\ndef main():\\n\nclass Config:\\n")
 ss.setdefault("sw_tokens", 64)
 ss.setdefault("sw_seeds", 6)

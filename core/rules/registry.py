@@ -58,6 +58,15 @@ DEFAULT_RULE = "rbv"
 #: The rule a draft that is not K i.i.d. chains switches to when the chosen rule cannot verify it
 #: (``tree_rule``): lossless on every shape and law.
 DEFAULT_TREE_RULE = "traversal"
+#: The rules a comparison on K i.i.d. chains opens on: BV (the best rule for one draft), SpecTr-GBV
+#: (its paper's claims are under test) and RBV (``DEFAULT_RULE``); the live decoder's comparison
+#: also has SpecTr, the first multi-draft rule.  ``COMPARED`` is in the registry's order.
+COMPARED = ("bv", "spectr_gbv", "rbv")
+DECODER_COMPARED = ("bv", "spectr", "spectr_gbv", "rbv")
+#: The rule set against another where a page compares two (the leaderboard's rule B).
+CHALLENGER = "spectr_gbv"
+#: The tree verifiers that accept the most: a preset always shows them.
+BEST_RULES = ("traversal", "otv", "td_optimal")
 
 
 def resolve(name: str) -> type[Verifier]:

@@ -17,6 +17,7 @@ import streamlit as st
 from core.data.laws import LAWS
 from core.data.shapes import Shape
 from core.errors import InvalidInput
+from core.rules.registry import BEST_RULES
 from pages.ui import lazy, routing
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.errors import explain
@@ -24,8 +25,8 @@ from pages.ui.text import all_methods, escape_markdown, method_name
 from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 
 #: The rules a preset always shows, whatever was chosen before: the tree verifiers that accept the
-#: most (Traversal, OTV, TD-optimal), so a lecture's link never opens without them.
-BEST_METHODS = ["traversal", "otv", "td_optimal"]
+#: most (``core.rules.registry.BEST_RULES``), so a lecture's link never opens without them.
+BEST_METHODS = list(BEST_RULES)
 #: The laboratory shows every registered rule at first, the LP-optimal verifier and the lossy
 #: typical acceptance included.
 DEFAULT_METHODS = all_methods()
