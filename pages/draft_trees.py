@@ -132,12 +132,14 @@ rules = list(cached.TREE_RULES)
 if refused is not None:
     st.info("Nothing to verify: this law cannot draw this shape (above).")
 else:
-    too_slow = [m for m in rules if not REGISTRY[m].needs_models and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
+    too_slow = [m for m in rules
+                if not REGISTRY[m].needs_models and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
     lp_why = cached.tree_lp_refusal(cfg.V, shape, law)
     lp_auto = cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO
     approved = st.session_state.setdefault("trees_approved", set())
     key = f"{cfg.spec}|{shape}|{law}"
-    slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules if not REGISTRY[m].needs_models and m not in too_slow]
+    slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules
+            if not REGISTRY[m].needs_models and m not in too_slow]
     slow = [(m, sec) for m, sec in slow if sec > cached.EXACT_AUTO_SECONDS]
     if too_slow:
         st.warning("Too large to compute exactly here: " + ", ".join(
@@ -200,8 +202,8 @@ else:
                 "verifier": rule_name(m, shape),
                 "E[τ]": r.expected_accepted,
                 # the LP rule's E[τ] is the own-law LP's value: a fraction only where that is certified
-                "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "") if REGISTRY[m].needs_models
-                else text.fraction(r.expected_accepted, integers=True) or "",
+                "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "")
+                if REGISTRY[m].needs_models else text.fraction(r.expected_accepted, integers=True) or "",
                 "block efficiency E[τ]+1": r.block_efficiency,
                 "TV from q (measured)": text.clean(r.fidelity_tv),
                 "lossless?": "yes" if r.is_lossless else "NO",

@@ -238,8 +238,8 @@ else:
              f"{plan.K}: the tree drafts them all." if shape == "dynamic" and plan.budget < int(budget) else "")
     st.caption(f"Draft: {plan.label}, at most {plan.budget} tokens an iteration.{fewer} {how} "
                + ("Every rule verifies it." if plan.iid_chains else f"Verified by {any_tree}.")
-               + (" At T = 0 wor and greedy draft as topk, their T → 0 limit." if plan.law_at_temperature(T) != plan.law
-                  else "")
+               + (" At T = 0 wor and greedy draft as topk, their T → 0 limit."
+                  if plan.law_at_temperature(T) != plan.law else "")
                + (" A top-k child is no sample of p but a fixed token, so the verifier accepts the child of rank k "
                   "with q(x_k), what the target still gives it, not with min(1, q/p): at T = 1 q spreads its mass "
                   "and a top-k tree accepts less than an i.i.d. one, at low T q concentrates and it catches up."
