@@ -124,7 +124,7 @@ def _fake_generate(monkeypatch, block_efficiency, tokens_per_second):
     method and seed; "autoregressive" for the target alone); returns the list of (method, K) asked."""
     from types import SimpleNamespace
 
-    from pages.ui import pair_picker
+    from pages.ui import generation
     asked = []
 
     def generate(pair, method, plan, T, prompt, max_new, seed, **kw):
@@ -134,7 +134,7 @@ def _fake_generate(monkeypatch, block_efficiency, tokens_per_second):
                                   tokens_generated=8, iterations=4)
         return SimpleNamespace(metrics=metrics, iterations=[SimpleNamespace(expected_tau=None, alpha_star_root=0.5)])
 
-    monkeypatch.setattr(pair_picker, "generate", generate)
+    monkeypatch.setattr(generation, "generate", generate)
     return asked
 
 
