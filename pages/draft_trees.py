@@ -16,8 +16,8 @@ from pages.ui.figures.laws import budget_curves
 
 routing.router_guard()
 
-#: What a tree rule does, after its name, by how it walks the tree (``Verifier.walk``); the
-#: model-dependent rule (``Verifier.needs_models``) is the own-law LP.
+#: What a tree rule does, after its name, by how it walks the tree (``Verifier.walk``); the rule
+#: that samples the optimal LP's plan (``Verifier.optimal_lp``) is the own-law LP.
 WALK_NOTES = {"rounds": "top-down", "leaf-to-root": "leaf to root"}
 
 
@@ -31,7 +31,7 @@ def rule_name(method: str, shape: Shape) -> str:
     delta)."""
     name = display_name(method, shape)
     rule = REGISTRY[method]
-    note = "own-law LP" if rule.needs_models else WALK_NOTES.get(rule.walk)
+    note = "own-law LP" if rule.optimal_lp else WALK_NOTES.get(rule.walk)
     if note:
         return f"{name} ({note})"
     default = None if rule.needs_models else rule()
@@ -133,13 +133,13 @@ if refused is not None:
     st.info("Nothing to verify: this law cannot draw this shape (above).")
 else:
     too_slow = [m for m in rules
-                if not REGISTRY[m].needs_models and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
+                if not REGISTRY[m].optimal_lp and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
     lp_why = cached.tree_lp_refusal(cfg.V, shape, law)
     lp_auto = cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO
     approved = st.session_state.setdefault("trees_approved", set())
     key = f"{cfg.spec}|{shape}|{law}"
     slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules
-            if not REGISTRY[m].needs_models and m not in too_slow]
+            if not REGISTRY[m].optimal_lp and m not in too_slow]
     slow = [(m, sec) for m, sec in slow if sec > cached.EXACT_AUTO_SECONDS]
     if too_slow:
         st.warning("Too large to compute exactly here: " + ", ".join(
@@ -158,7 +158,7 @@ else:
         n, L = shape.budget, shape.L
         K_iid = n // L if n % L == 0 else None
         jobs = [(m, (lambda m=m: cached.tree_exact(cfg.spec, m, shape, law))) for m in rules
-                if m not in too_slow and (not REGISTRY[m].needs_models or lp_why is None)]
+                if m not in too_slow and (not REGISTRY[m].optimal_lp or lp_why is None)]
         if lp_why is None:
             jobs.append(("own_lp", lambda: cached.tree_lp_certificate(cfg.spec, shape, law)))
         iid_why = None if K_iid is None else cached.lp_refusal(cfg.V, K_iid, L)
@@ -203,7 +203,7 @@ else:
                 "E[τ]": r.expected_accepted,
                 # the LP rule's E[τ] is the own-law LP's value: a fraction only where that is certified
                 "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "")
-                if REGISTRY[m].needs_models else text.fraction(r.expected_accepted, integers=True) or "",
+                if REGISTRY[m].optimal_lp else text.fraction(r.expected_accepted, integers=True) or "",
                 "block efficiency E[τ]+1": r.block_efficiency,
                 "TV from q (measured)": text.clean(r.fidelity_tv),
                 "lossless?": "yes" if r.is_lossless else "NO",

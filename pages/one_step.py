@@ -606,10 +606,10 @@ with errors.guard("the drafts"):
                 "drafts: the comparison gives away the ending.")
     else:
         if as_tree:
-            compare = [m for m in methods if m != "lp_optimal" or (
+            compare = [m for m in methods if not resolve(m).optimal_lp or (
                 cached.tree_lp_refusal(cfg.V, shape, law) is None and cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO)]
         else:
-            compare = [m for m in methods if m != "lp_optimal" or cached.lp_size(cfg.V, K, L) <= cached.LP_AUTO]
+            compare = [m for m in methods if not resolve(m).optimal_lp or cached.lp_size(cfg.V, K, L) <= cached.LP_AUTO]
         rows = []
         for m in compare:
             try:

@@ -211,7 +211,7 @@ if tab_drafts.open:
         for K in range(1, k_hi + 1):
             for m in methods:
                 if K != cfg.K and (cached.exact_seconds(cfg.V, K, cfg.L, m) > cached.EXACT_AUTO_SECONDS or
-                                   (m == "lp_optimal" and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
+                                   (REGISTRY[m].optimal_lp and cached.lp_size(cfg.V, K, cfg.L) > cached.LP_AUTO)):
                     skipped.append(f"{text.short(m)} at K={K}")
                     continue
                 # a single-draft rule reads draft 1 only: its law is the same at every K

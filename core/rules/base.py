@@ -64,6 +64,10 @@ class Verifier:
     #: per child tested, with S_i and T: ``core.rules.specinfer.rrs_walk``).
     walk: ClassVar[str] = "tests"
 
+    #: True for the rule that samples the optimal LP's plan: it costs what that LP costs
+    #: (``core.bounds.lp_size``, ``tree_lp_size``), which a page prices before it runs the rule.
+    optimal_lp: ClassVar[bool] = False
+
     #: Keyword parameters of the constructor that ``core.rules.registry.make_verifier`` and the
     #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
     parameters: ClassVar[tuple[str, ...]] = ()

@@ -46,6 +46,7 @@ class LPOptimal(Verifier):
     order_invariant = True
     lossless_by_theory = True
     needs_models = True          # the plan is solved from the toy models themselves
+    optimal_lp = True
     closed_form_tau = False
     token_trees = True
 
