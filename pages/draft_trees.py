@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.analysis.budget import VERIFIERS, coincident_laws, drafted_alike, law_curves, same_everywhere
 from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS
 from core.data.shapes import Shape
@@ -237,8 +238,8 @@ st.markdown(f"At every budget n (drafted tokens) and depth L = {L}, every shape 
             "shape of at most n drafted tokens** at each budget n for the verifier chosen; the grey lines are "
             "the i.i.d.-chains LP at the same budget (the best any verifier of K = n/L i.i.d. chains can do) and "
             "Sequoia's best top-k tree of any shape.")
-CHART_RULES = {"rrs": "rrs (top-down)", "traversal": "traversal (leaf to root)",
-               "lp": "own-law LP (each law's best lossless verifier)"}
+CHART_RULES = {name: "own-law LP (each law's best lossless verifier)" if REGISTRY[rule].optimal_lp
+               else rule_name(rule, shape) for name, rule in VERIFIERS.items()}
 st.session_state.setdefault("trees_chart_rule", display_name(DEFAULT_TREE_RULE, shape))
 st.session_state.setdefault("trees_chart_max", 16)
 c1, c2 = st.columns([3, 2], vertical_alignment="bottom")
@@ -279,8 +280,6 @@ else:
     bar.empty()
     for e in problems:
         st.error(text.escape_markdown(e))
-    # imported here, once the chart is drawn: the page's first render does not need the budget module
-    from core.analysis.budget import coincident_laws, drafted_alike, law_curves, same_everywhere
     lines = law_curves(tables, chart_rule) if tables else {}
     shared = cached.shared_drafts(cfg.spec, tuple(tables), L) if tables else {}
     curves, names, notes = {}, {}, []
@@ -332,7 +331,7 @@ else:
 
 # ------------------------------------------------------------------------------------------------
 toy_config.copy_configuration(
-    cfg, ["rrs", "traversal", "lp_optimal"], ["lp"], key="trees_copy", drafts=toy_config.tree_flags(shape, law),
+    cfg, [display_name(rule, shape) for rule in VERIFIERS.values()], ["lp"], key="trees_copy", drafts=toy_config.tree_flags(shape, law),
     label="Copy this configuration: the command lines that reproduce these numbers",
     caption="The i.i.d.-chains LP at the same budget: `python -m core bound --draft p.json --target q.json "
             f"--K n/L --L {shape.L} --kind lp`. This page's address also holds the configuration.")

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.analysis.budget import VERIFIERS as BUDGET_VERIFIERS
 from core.data.laws import LAWS
 from core.data.shapes import Shape
 from core.errors import InvalidInput
@@ -201,7 +202,7 @@ URL_PARAMS.update(TREE_PARAMS)
 #: The Draft trees page's own parameters: the tree's seed, the budget chart's verifier and largest budget.
 TREES_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "tree_seed": ("trees_seed", _number(int, 0, 10**9)),
-    "chart": ("trees_chart_rule", _choice(("rrs", "traversal", "lp"))),
+    "chart": ("trees_chart_rule", _choice(tuple(BUDGET_VERIFIERS))),
     "chart_max": ("trees_chart_max", _number(int, 4, 16)),
 }
 URL_PARAMS.update(TREES_PARAMS)
