@@ -234,7 +234,7 @@ DOCS_TABLE = [
 @pytest.mark.parametrize("toy, b, T, rrs_tau, tv, tv_target", DOCS_TABLE)
 def test_the_docs_table_of_topk_trees(toy, b, T, rrs_tau, tv, tv_target):
     from core.bounds.closed_form import topk_tree_value
-    from core.data.fractions import fraction
+    from core.data.exact_fraction import fraction
 
     model = tempered({"bin": BIN, "tri": TRI}[toy], T)
     shape = Shape.tree(b)

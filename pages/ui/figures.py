@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from core.analysis.exact import LOSSLESS_TOL
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 from core.rules.registry import REGISTRY
 
 # ------------------------------------------------------------------------------------------------
