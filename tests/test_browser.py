@@ -507,7 +507,7 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     told the walk's length; the page names the length only at the end.)"""
     import numpy as np
 
-    from core.analysis.sampling import draw_block
+    from core.analysis.toy_drafts import draw_block
     from core.rules.registry import get_verifier
     from toy_models.presets import PRESETS
 

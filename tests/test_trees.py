@@ -18,7 +18,7 @@ import pytest
 import toy_models as tm
 from core.analysis.exact import exact_analysis, estimated_seconds, outcome_count
 from core.analysis.montecarlo import monte_carlo
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.bounds.closed_form import topk_tree_value
 from core.data.coins import RandomCoins, enumerate_outcomes
 from core.data.drafting import draft_tree, enumerate_trees, node_set_law

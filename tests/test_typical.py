@@ -14,7 +14,7 @@ from scipy.stats import entropy as scipy_entropy
 import toy_models as tm
 from core.analysis.exact import exact_analysis
 from core.analysis.montecarlo import monte_carlo
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.data.coins import enumerate_outcomes
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
