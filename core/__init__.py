@@ -24,7 +24,7 @@ This package never imports streamlit or plotly.  ``import core`` and listing the
 from core.data.laws import LAWS, get_law
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Test, Trace, Verdict
+from core.data.verdict import Outcome, Test, Trace, Verdict
 from core.data.tree import DraftBlock, Node
 from core.rules.registry import REGISTRY, Verifier, VerifierError, get_verifier, method_names
 

@@ -8,7 +8,7 @@ One module per step of an iteration, as in ``transformers.generation`` and vLLM:
 (the sampling transforms and draws), ``token_tree`` (the merged draft tree), ``tree_attention``
 (its mask and positions, and which models take them), ``cached_lm`` (one model's KV cache, in one
 row or in rows), ``transfer`` (the one device-to-host copy), ``proposal`` (1. propose),
-``scoring`` (2. score), ``verification`` (3. verify, and the iteration's trace, ``traces``),
+``scoring`` (2. score), ``verification`` (3. verify, and the iteration's trace, ``iteration_trace``),
 ``commit`` (4. commit), ``metrics`` (5. the run summed up); ``speculative`` and ``autoregressive``
 are the decoders, ``methods`` says which rules they run, ``inputs`` checks what they are asked;
 ``pairs`` loads a pair, ``presets`` and ``sources`` name and locate one, ``errors`` holds the
@@ -30,8 +30,8 @@ _EXPORTS = {
     "DecodeMetrics": "metrics", "Generation": "metrics", "synchronize": "metrics",
     "ModelPair": "pairs", "load_pair": "pairs", "hub_presets": "presets", "toy_pair": "presets",
     "DraftProposer": "proposal", "SamplingConfig": "sampling", "next_token_probs": "sampling",
-    "TargetScorer": "scoring", "SpeculativeDecoder": "speculative", "IterationTrace": "traces",
-    "TreeNodeTrace": "traces",
+    "TargetScorer": "scoring", "SpeculativeDecoder": "speculative", "IterationTrace": "iteration_trace",
+    "TreeNodeTrace": "iteration_trace",
 }
 
 __all__ = sorted(_EXPORTS)

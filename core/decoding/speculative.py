@@ -42,7 +42,7 @@ from core.decoding.plans import DraftPlan, DynamicPlan, StaticPlan, check_plan, 
 from core.decoding.proposal import DraftProposer
 from core.decoding.sampling import SamplingConfig
 from core.decoding.scoring import TargetScorer
-from core.decoding.traces import IterationTrace
+from core.decoding.iteration_trace import IterationTrace
 from core.decoding.verification import iteration_trace, root_acceptance, verify
 from core.rules.registry import Verifier, get_verifier
 

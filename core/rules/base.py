@@ -20,7 +20,7 @@ from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outco
 from core.data.laws import get_law
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Verdict
+from core.data.verdict import Outcome, Verdict
 from core.data.tree import DraftBlock, Node
 
 

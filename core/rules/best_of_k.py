@@ -18,7 +18,7 @@ import numpy as np
 from core.rules.block import block_output_levels, block_verify
 from core.data.coins import Coins
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 

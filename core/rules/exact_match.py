@@ -23,7 +23,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.trace import Outcome
+from core.data.verdict import Outcome
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 from core.rules.token_level import token_walk

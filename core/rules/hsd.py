@@ -48,7 +48,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from core.data.coins import Coins, enumerate_outcomes
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from core.rules.block import block_law, block_verify
 from core.data.coins import Coins
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 

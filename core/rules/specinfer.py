@@ -25,7 +25,7 @@ from core.data.laws import NodeState, Policy, depth_policies, get_law, tree_stat
 from core.data.levels import OutputLevels, node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.tree_walk import TreeWalkVerifier, tree_walk
 

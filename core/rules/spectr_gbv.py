@@ -28,7 +28,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 

@@ -45,7 +45,7 @@ from core.bounds.closed_form import single_token_optimum
 from core.bounds.sizes import BoundsTooLarge, check_size
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 from core.rules.tree_walk import TreeWalkVerifier, tree_walk, tree_walk_output_law

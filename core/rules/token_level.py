@@ -13,7 +13,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 from toy_models import IIDModel, MarkovModel

@@ -22,7 +22,7 @@ from core.data.laws import FirstAppearance, depth_policies, get_law, tree_state_
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome
+from core.data.verdict import Outcome
 from core.data.tree import DraftBlock, Node
 from core.rules.traversal_walk import TraversalVerifier, traversal_output_law, traversal_walk
 

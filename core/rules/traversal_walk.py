@@ -37,7 +37,7 @@ from core.data.distributions import acceptance_ratio, positive_part, residual
 from core.data.laws import NodeState, Policy, first_drafted, iid_branches  # noqa: F401 (the rules' names)
 from core.data.levels import OutputLevels
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 

@@ -18,7 +18,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from core.data.coins import Coins
-from core.data.trace import Outcome, Trace
+from core.data.verdict import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 
