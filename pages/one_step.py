@@ -13,7 +13,7 @@ import streamlit as st
 from core.data.token_tree import TokenTree
 from core.data.verdict import Step, Test
 from core.rules.registry import display_name
-from pages.ui import cached, charts, errors, figures, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, figures, routing, text, toy_config
 
 routing.router_guard()
 
@@ -390,10 +390,10 @@ if as_tree:
     try:
         block = cached.draw_token_tree(cfg.spec, shape, law, int(seed))
     except Exception as exc:  # noqa: BLE001 - a law that does not exist at some node: one sentence
-        errors.show(exc, "the tree")
+        error_boundary.show(exc, "the tree")
         st.stop()
 
-with errors.guard("the drafts"):
+with error_boundary.guard("the drafts"):
     if as_tree:
         nodes = block.nodes()
         st.session_state["step_nodes"] = len(nodes)
@@ -622,7 +622,7 @@ with errors.guard("the drafts"):
                 v = cached.tree_verify(cfg.spec, m, block, int(coin)) if as_tree else \
                     cached.verify(cfg.spec, m, block, int(coin))
             except Exception as exc:  # noqa: BLE001
-                errors.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
+                error_boundary.show(exc, "its verification", prefix=f"{figures.short(m)}: ")
                 continue
             rows.append({"method": m, "accepted": figures.tokens_str(v.accepted), "tau": v.tau,
                          "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",

@@ -17,7 +17,7 @@ from core.data.laws import LAWS
 from core.decoding.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import REGISTRY
-from pages.ui import charts, errors, figures, pair_picker, routing, text
+from pages.ui import charts, error_boundary, figures, pair_picker, routing, text
 from pages.ui.toy_config import law_label
 
 routing.router_guard()
@@ -236,7 +236,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                     try:
                         g = pair_picker.generate(pair, m, plan, float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
-                        errors.show(exc, "the run", prefix=f"{figures.short(m)} at {axis} = {v}: ")
+                        error_boundary.show(exc, "the run", prefix=f"{figures.short(m)} at {axis} = {v}: ")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
@@ -257,7 +257,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                         base_rows.append({"T": float(t), "prompt": prompt, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001
-                        errors.show(exc, "the run", prefix="Target alone: ")
+                        error_boundary.show(exc, "the run", prefix="Target alone: ")
                     tick("target alone")
     bar.empty()
     ss["sw_result"] = {"axis": axis, "rows": rows, "base": base_rows, "pair": pair_picker.pair_id(pair),

@@ -25,7 +25,7 @@ from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDec
                            hub_presets, load_pair, toy_pair)
 from core.decoding.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
-from pages.ui import errors, models_root, routing
+from pages.ui import error_boundary, models_root, routing
 
 __all__ = ["PAIR_SOURCES", "LEGEND_HTML", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "generate",
            "decoder_methods", "TokenTexts", "token_texts", "visible", "tree_from_trace", "ColoredText", "colored_text_html",
@@ -187,7 +187,7 @@ def pair_picker(prefix: str):
         with st.spinner("Loading the models (once per process)…", show_time=True):
             pair = loaded_pair(source, target, draft)
     except Exception as exc:  # noqa: BLE001
-        errors.show(exc, "the model pair")
+        error_boundary.show(exc, "the model pair")
         if source == PAIR_SOURCES[0]:
             st.caption("Or choose *Local folders or hub names* in the sidebar and give two causal language "
                        "models that share a tokenizer.")
