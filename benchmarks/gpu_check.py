@@ -168,7 +168,7 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
         if cuda:
             torch.cuda.empty_cache()
     if cuda and time_left("tree suite smollm2 bfloat16", 150):
-        from core.decoding.errors import PairError
+        from core.errors import PairError
         try:
             pair = toy_pair("smollm2", device=device, dtype="bfloat16")
         except PairError as exc:            # the GGUF package is not installed there

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core.data.laws import LAWS
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from core.rules.registry import resolve
 from pages.ui import charts, error_boundary, figures, lazy, pair_picker, routing, text

@@ -14,7 +14,7 @@ import streamlit as st
 
 from core.analysis.intervals import bounded_t_interval
 from core.data.laws import LAWS
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import REGISTRY
 from pages.ui import charts, error_boundary, figures, pair_picker, routing, text

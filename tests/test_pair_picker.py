@@ -282,7 +282,7 @@ def test_hub_names_load_only_where_the_operator_allows_them(hosted, monkeypatch,
 
 
 def test_a_load_names_models_as_typed_and_no_server_path(hosted):
-    from core.decoding.errors import PairError
+    from core.errors import PairError
     from pages.ui import models_root
     root, _, base = hosted
     pair = models_root.load(models_root.locate("pair/target", "target"), models_root.locate("pair/draft", "draft"))
@@ -298,7 +298,7 @@ def test_a_model_that_asks_to_run_its_own_code_is_refused_and_its_code_never_run
     ``trust_remote_code``, and transformers refuses a model whose classes are its own code."""
     import pathlib
 
-    from core.decoding.errors import PairError
+    from core.errors import PairError
     from pages.ui import models_root
     root, _, base = hosted
     source = (models_root.locate("custom", "target"), models_root.locate("pair/draft", "draft"))
@@ -388,7 +388,7 @@ def test_the_bundled_pair_is_named_as_a_reader_types_it(toy, monkeypatch):
     """The sidebar and the sweeps' JSON name the bundled pair by its folders under toy_models/, and
     its missing-pair sentence says no server path."""
     from core.decoding import presets
-    from core.decoding.errors import PairError
+    from core.errors import PairError
     from pages.ui import models_root
     pair = pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
     assert (pair.target_name, pair.draft_name) == ("toy_models/pystdlib/target", "toy_models/pystdlib/draft")

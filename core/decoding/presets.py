@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.decoding.errors import PairError
+from core.errors import PairError
 
 if TYPE_CHECKING:
     from core.decoding.pairs import ModelPair

@@ -33,7 +33,7 @@ import torch
 
 from core.decoding.cached_lm import cached_lm
 from core.decoding.commit import extend, finish, keep_accepted
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.inputs import check_request
 from core.decoding.methods import check_method
 from core.decoding.metrics import Generation, device_generator, phase_times, summarize, synchronize

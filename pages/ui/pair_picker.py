@@ -23,7 +23,7 @@ from core.data.verdict import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
                            hub_presets, load_pair, toy_pair)
-from core.decoding.errors import PairError
+from core.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import error_boundary, models_root, routing
 
