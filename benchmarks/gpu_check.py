@@ -123,7 +123,7 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
     import torch
 
     from core.bench.decoding import BenchConfig, run_bench
-    from core.decoding import decoder_methods, toy_pair
+    from core.decoding import decoder_methods, bundled_pair
 
     started = time.perf_counter()
     skipped: list[str] = []
@@ -151,7 +151,7 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
     if dry_run:
         suite = suite.with_overrides(contexts=(64,))
     for dtype in dtypes:
-        pair = toy_pair(device=device, dtype=dtype)
+        pair = bundled_pair(device=device, dtype=dtype)
         say = lambda msg: print(f"[{dtype}] {msg}", file=sys.stderr)  # noqa: E731
         entry: dict = {"tree_attention": tree_vs_rows(pair),
                        "greedy_equality": greedy_equality(pair, methods, K=4, L=4,
@@ -170,7 +170,7 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
     if cuda and time_left("tree suite smollm2 bfloat16", 150):
         from core.errors import PairError
         try:
-            pair = toy_pair("smollm2", device=device, dtype="bfloat16")
+            pair = bundled_pair("smollm2", device=device, dtype="bfloat16")
         except PairError as exc:            # the GGUF package is not installed there
             skipped.append(f"tree suite smollm2 bfloat16 ({exc})")
         else:

@@ -671,9 +671,9 @@ def test_live_decoder_time_against_the_library(server, browser_page):
 
     import torch
 
-    from core.decoding import SamplingConfig, SpeculativeDecoder, toy_pair
+    from core.decoding import SamplingConfig, SpeculativeDecoder, bundled_pair
 
-    pair = toy_pair()                                 # loaded before any timing, like the page's cached pair
+    pair = bundled_pair()                                 # loaded before any timing, like the page's cached pair
     prompt = "import os\n\n\ndef main():\n"           # the page's default (dec_prompt)
     page = browser_page
     sidebar = page.get_by_test_id("stSidebar")

@@ -20,7 +20,7 @@ from core.decoding import (AutoregressiveDecoder, DecodingError, SamplingConfig,
                            decoder_methods, next_token_probs)
 from core.decoding.pairs import PairError, pair_from_models, tokenizer_mismatch
 from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
-from core.decoding.presets import BUNDLED_PAIRS, toy_pair
+from core.decoding.presets import BUNDLED_PAIRS, bundled_pair
 from core.rules.registry import get_verifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1056,7 +1056,7 @@ def test_cli_errors_are_one_line(capsys):
 def toy64():
     if not HAVE_TOY:
         pytest.skip("the bundled pair is not trained yet (python -m toy_models.train_pair)")
-    return toy_pair(device="cpu", dtype="float64")
+    return bundled_pair(device="cpu", dtype="float64")
 
 
 PY_PROMPT = "def read_lines(path):\n    with open(path) as f:\n"
@@ -1195,7 +1195,7 @@ def test_packed_heads_decode_like_plain_ones():
     ``pack=False`` and the CLI's ``--no-pack`` keep torch's.  Greedy decoding is the same."""
     from core.decoding.packed_linear import PackedLinear, can_pack
 
-    packed, plain = toy_pair(), toy_pair(pack=False)
+    packed, plain = bundled_pair(), bundled_pair(pack=False)
     assert isinstance(packed.target.lm_head, PackedLinear) == can_pack(torch.float32)
     assert isinstance(packed.draft.lm_head, PackedLinear) == can_pack(torch.float32)
     assert not any(isinstance(m, PackedLinear) for m in (*plain.target.modules(), *plain.draft.modules()))

@@ -22,9 +22,9 @@ CODE = "class T:\n    def _test_test_with_path(self):\n\n\n        return __init
 
 @pytest.fixture(scope="module")
 def toy():
-    from core.decoding import toy_pair
+    from core.decoding import bundled_pair
     try:
-        return toy_pair()
+        return bundled_pair()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"bundled pair unavailable: {exc}")
 

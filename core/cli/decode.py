@@ -139,10 +139,10 @@ def check_args(args) -> None:
 
 
 def _load(args):
-    from core.decoding import load_pair, toy_pair
+    from core.decoding import load_pair, bundled_pair
     kwargs = dict(device=args.device, dtype=args.dtype, pack=not args.no_pack)
     if args.pair:
-        return toy_pair(args.pair, **kwargs)
+        return bundled_pair(args.pair, **kwargs)
     return load_pair(args.target, args.draft, **kwargs)
 
 

@@ -2,7 +2,7 @@
 
 The public API is importable from here::
 
-    from core.decoding import SpeculativeDecoder, AutoregressiveDecoder, SamplingConfig, load_pair, toy_pair
+    from core.decoding import SpeculativeDecoder, AutoregressiveDecoder, SamplingConfig, load_pair, bundled_pair
 
 One module per step of an iteration, as in ``transformers.generation`` and vLLM: ``sampling``
 (the sampling transforms and draws), ``token_tree`` (the merged draft tree), ``tree_attention``
@@ -28,7 +28,7 @@ _EXPORTS = {
     "DecodingError": "core.errors", "tree_attention_support": "tree_attention", "node_probs": "sampling",
     "PairError": "core.errors", "check_method": "methods", "decoder_methods": "methods",
     "DecodeMetrics": "metrics", "Generation": "metrics", "synchronize": "metrics",
-    "ModelPair": "pairs", "load_pair": "pairs", "hub_presets": "presets", "toy_pair": "presets",
+    "ModelPair": "pairs", "load_pair": "pairs", "hub_presets": "presets", "bundled_pair": "presets",
     "DraftProposer": "proposal", "SamplingConfig": "sampling", "next_token_probs": "sampling",
     "TargetScorer": "scoring", "SpeculativeDecoder": "speculative", "IterationTrace": "iteration_trace",
     "TreeNodeTrace": "iteration_trace",

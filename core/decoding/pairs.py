@@ -5,7 +5,7 @@ tokenizers must have the same vocabulary (token -> id) and the same special toke
 embedding matrix is padded beyond the tokenizer (common on hub models) are fine: logits are sliced to
 the tokenizer's size, ``ModelPair.vocab_size``.
 
-``load_pair(target, draft)`` takes local directories or hub names; ``toy_pair()`` loads the bundled
+``load_pair(target, draft)`` takes local directories or hub names; ``bundled_pair("toy")`` loads the toy
 pair trained by ``toy_models/train_pair.py``.  Every failure raises ``PairError`` with one sentence.
 """
 from __future__ import annotations

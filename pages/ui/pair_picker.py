@@ -22,7 +22,7 @@ from core.data.token_tree import TokenTree
 from core.data.verdict import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
-                           hub_presets, load_pair, toy_pair)
+                           hub_presets, load_pair, bundled_pair)
 from core.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
 from pages.ui import error_boundary, models_root, routing
@@ -102,13 +102,13 @@ def _load(source: str, target, draft):
     folders under ``toy_models/``), not by the server's paths."""
     if source == PAIR_SOURCES[0]:
         try:
-            pair = toy_pair()
+            pair = bundled_pair()
         except PairError as exc:          # "the bundled pair is missing under …": not the server's path
             raise PairError(models_root.hide(str(exc))) from None
         pair.target_name, pair.draft_name = map(models_root.shown_name, (pair.target_name, pair.draft_name))
         return pair
     if source == PAIR_SOURCES[1]:
-        return toy_pair("smollm2")
+        return bundled_pair("smollm2")
     if source == PAIR_SOURCES[2]:
         return load_pair(target, draft)
     return models_root.load(target, draft)
