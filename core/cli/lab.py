@@ -10,8 +10,8 @@ result is printed only if every number in it is finite: a NaN or an infinity is 
 line on stderr per rule, and lists it under ``skipped`` in the JSON; that rule alone is an error.
 A rule's own parameters (``--epsilon``, ``--delta``: ``typical``'s; ``--variant``: ``hsd``'s;
 ``--release``: ``eagle``'s, which also reads ``--temperature``) go to the rules that take them;
-``--method all`` with --K/--L alone leaves out the rules added after its output was fixed
-(``Verifier.listed_on_chains``), which it lists with --tree or --law.
+``--method all`` with --K/--L alone compares the papers' rules and leaves out the released ports
+(``Verifier.released_port``), which it lists with --tree or --law.
 """
 from __future__ import annotations
 
@@ -135,13 +135,13 @@ def _load_models(args):
 
 
 def _methods(name: str, chains: bool = False) -> list[str]:
-    """The rules ``--method`` names; ``all`` on --K/--L alone (``chains``) leaves out the rules that
-    are listed only with --tree or --law (``Verifier.listed_on_chains``)."""
+    """The rules ``--method`` names; ``all`` on --K/--L alone (``chains``) leaves out the released
+    ports (``Verifier.released_port``), which are listed with --tree or --law."""
     from core.rules.registry import ALIASES, method_names, resolve
 
     names = method_names()
     if name == "all":
-        return [n for n in names if resolve(n).listed_on_chains or not chains]
+        return [n for n in names if not (chains and resolve(n).released_port)]
     if name not in names and name not in ALIASES:
         raise CLIError(f"unknown method {name!r}; choose one of {', '.join(names)} or all")
     return [name]

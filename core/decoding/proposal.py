@@ -123,30 +123,31 @@ class _RankLayout:
         paths = plan.paths
         index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
         inner = sorted({p[:-1] for p in paths if len(p) > 1}, key=lambda v: (len(v), v))
-        fed_of = {(): 0} | {p: j + 1 for j, p in enumerate(inner)}
-        self.fed = np.array([fed_of.get(p, -1) for p in [()] + list(paths)], dtype=np.int64)
+        draft_node = {(): 0} | {p: j + 1 for j, p in enumerate(inner)}
+        self.fed = np.array([draft_node.get(p, -1) for p in [()] + list(paths)], dtype=np.int64)
         self.L = plan.L
         self.size, self.inner = len(paths) + 1, len(inner) + 1
         self.levels = []
         for d in range(1, self.L + 1):
             level = [p for p in paths if len(p) == d]
-            parents_fed = [fed_of[p[:-1]] for p in level]
+            parents_fed = [draft_node[p[:-1]] for p in level]
             first_fed = min(parents_fed)
-            inner_here = [i for i, p in enumerate(level) if p in fed_of]
+            inner_here = [i for i, p in enumerate(level) if p in draft_node]
             self.levels.append(dict(
                 parents=np.array([index[p[:-1]] for p in level]),
                 row=np.array(parents_fed) - first_fed, rank=np.array([p[-1] - 1 for p in level]),
                 width=max(p[-1] for p in level), parent_rows=(first_fed, max(parents_fed) + 1),
                 inner=np.array(inner_here, dtype=np.int64),
-                inner_parents=np.array([fed_of[level[i][:-1]] for i in inner_here], dtype=np.int64)))
-        self._on: dict = {}
+                inner_parents=np.array([draft_node[level[i][:-1]] for i in inner_here], dtype=np.int64)))
+        self._levels_on_device: dict = {}
 
     def on(self, device: torch.device) -> list[dict]:
         """The per-depth index arrays as tensors on ``device`` (made once per device)."""
-        if device not in self._on:
-            self._on[device] = [{k: torch.as_tensor(v, device=device) if isinstance(v, np.ndarray) else v
-                                 for k, v in lv.items()} for lv in self.levels]
-        return self._on[device]
+        if device not in self._levels_on_device:
+            self._levels_on_device[device] = [
+                {k: torch.as_tensor(v, device=device) if isinstance(v, np.ndarray) else v for k, v in lv.items()}
+                for lv in self.levels]
+        return self._levels_on_device[device]
 
 
 class DraftProposer:
@@ -164,7 +165,7 @@ class DraftProposer:
         if isinstance(plan, DynamicPlan):       # each candidate's depth, in the candidates' layout
             k = plan.width
             self._depths = np.repeat(np.arange(1, plan.depth + 1), [k] + [k * k] * (plan.depth - 1))
-            self._on: dict = {}
+            self._depths_on_device: dict = {}
 
     def _probs(self, logits: torch.Tensor, law: str) -> torch.Tensor:
         return node_probs(logits, self.V, self.sampling if law == "iid" else self.ranking)
@@ -256,19 +257,19 @@ class DraftProposer:
         token = torch.empty(C, **long)
         score = torch.empty(C, dtype=torch.float64, device=device)
         parent = torch.full((C,), -1, **long)                       # the parent's candidate index (−1: root)
-        fed_of = torch.full((C + 1,), -1, **long)                   # candidate + 1 -> draft node (0: root)
-        fed_of[0] = 0
+        draft_node = torch.full((C + 1,), -1, **long)               # candidate + 1 -> draft node (0: root)
+        draft_node[0] = 0
         top = ranked_top(root, k)[0]
         token[:k], score[:k] = top, root[0, top].log()
         expanded = torch.arange(k, **long)                          # depth 1: every candidate
         for d in range(2, L + 1):
-            lo, hi = fed.add_level(fed_of[parent[expanded] + 1], token[expanded])
-            fed_of[expanded + 1] = torch.arange(lo, hi, **long)
+            lo, hi = fed.add_level(draft_node[parent[expanded] + 1], token[expanded])
+            draft_node[expanded + 1] = torch.arange(lo, hi, **long)
             p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), "topk")
-            kids = ranked_top(p[lo:hi], k)                          # (k, k), rank order
+            children = ranked_top(p[lo:hi], k)                      # (k, k), rank order
             base = k + (d - 2) * k * k
-            token[base:base + k * k] = kids.reshape(-1)
-            score[base:base + k * k] = (score[expanded][:, None] + p[lo:hi].gather(-1, kids).log()).reshape(-1)
+            token[base:base + k * k] = children.reshape(-1)
+            score[base:base + k * k] = (score[expanded][:, None] + p[lo:hi].gather(-1, children).log()).reshape(-1)
             parent[base:base + k * k] = expanded.repeat_interleave(k)
             if d < L:                                               # the k best of this depth, ties in order
                 best = torch.sort(-score[base:base + k * k], stable=True).indices[:k]
@@ -277,24 +278,24 @@ class DraftProposer:
         chosen = torch.sort(-score, stable=True).indices[:n]
         key = torch.where(torch.isfinite(score[chosen]), chosen, chosen + C).sort().values
         kept = key < C                                              # probability-0 candidates last
-        sel = torch.where(kept, key, key - C)
+        chosen_in_order = torch.where(kept, key, key - C)
         position = torch.zeros(C + 1, **long)
-        position[sel + 1] = torch.arange(1, sel.numel() + 1, **long)
-        sel_parent = position[parent[sel] + 1]
-        if device not in self._on:
-            self._on[device] = torch.as_tensor(self._depths, device=device)
-        depth = self._on[device][sel]
-        p_host, h_tok, h_par, h_depth, h_kept, h_fed = transfer.to_host(
-            p, token[sel], sel_parent, depth, kept, fed_of[sel + 1])
-        m = int(h_kept.sum())
-        tree = DraftTree(1 + m, V, device)
-        tok_dev = token[sel]
+        position[chosen_in_order + 1] = torch.arange(1, chosen_in_order.numel() + 1, **long)
+        chosen_parent = position[parent[chosen_in_order] + 1]
+        if device not in self._depths_on_device:
+            self._depths_on_device[device] = torch.as_tensor(self._depths, device=device)
+        depth = self._depths_on_device[device][chosen_in_order]
+        chosen_tokens = token[chosen_in_order]
+        p_host, host_tokens, host_parents, host_depths, host_kept, host_draft_nodes = transfer.to_host(
+            p, chosen_tokens, chosen_parent, depth, kept, draft_node[chosen_in_order + 1])
+        n_kept = int(host_kept.sum())
+        tree = DraftTree(1 + n_kept, V, device)
         start = 0
-        for count in np.bincount(h_depth[:m], minlength=L + 1)[1:]:
+        for count in np.bincount(host_depths[:n_kept], minlength=L + 1)[1:]:
             if count:
-                tree.add_level(sel_parent[start:start + count], tok_dev[start:start + count])
+                tree.add_level(chosen_parent[start:start + count], chosen_tokens[start:start + count])
                 start += count
-        parents = np.concatenate([[-1], h_par[:m]])
-        tokens = np.concatenate([[-1], h_tok[:m]])
+        parents = np.concatenate([[-1], host_parents[:n_kept]])
+        tokens = np.concatenate([[-1], host_tokens[:n_kept]])
         host = HostTree.build(tree, parents, tokens)
-        return self._tree_proposal(tree, host, p_host, np.concatenate([[0], h_fed[:m]]))
+        return self._tree_proposal(tree, host, p_host, np.concatenate([[0], host_draft_nodes[:n_kept]]))

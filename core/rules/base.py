@@ -61,10 +61,12 @@ class Verifier:
     #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
     parameters: ClassVar[tuple[str, ...]] = ()
 
-    #: Whether ``exact --method all`` with --K/--L alone lists the rule, and whether a sweep runs it by
-    #: default (``core.sweep.config.default_methods``).  False for a rule added after those outputs were
-    #: fixed (they stay byte-identical); ``exact`` lists it with --tree or --law.
-    listed_on_chains: ClassVar[bool] = True
+    #: Whether the rule is ported from a released code base (its repository and commit are in
+    #: ``source``) rather than from a paper's algorithm.  ``exact --method all`` on --K/--L alone and a
+    #: sweep's default rules (``core.sweep.config.default_methods``) compare the papers' rules on K
+    #: i.i.d. drafts; a released port runs by name, is audited by its claims (``core.claims``), and is
+    #: listed by ``exact --method all`` with --tree or --law.
+    released_port: ClassVar[bool] = False
 
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
     #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets

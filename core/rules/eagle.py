@@ -71,8 +71,7 @@ class Eagle(Verifier):
     closed_form_tau = False
     token_trees = True
     parameters: ClassVar[tuple[str, ...]] = ("release", "temperature")
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def __init__(self, release: str = RELEASES[0], temperature: float = 1.0):
         if release not in RELEASES:

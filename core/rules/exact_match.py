@@ -49,8 +49,7 @@ class ExactMatch(Verifier):
     lossless_by_theory = True   # every emitted token is a target sample (module docstring)
     needs_models = False
     closed_form_tau = True
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def run(self, block: DraftBlock, coins: Coins) -> Outcome:
         def mismatch(u: Node, token: int) -> np.ndarray:

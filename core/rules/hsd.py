@@ -92,8 +92,7 @@ class HSD(Verifier):
     needs_models = False
     closed_form_tau = False
     parameters: ClassVar[tuple[str, ...]] = ("variant",)
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def __init__(self, variant: str = VARIANTS[0]):
         if variant not in VARIANTS:

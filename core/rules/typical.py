@@ -129,8 +129,7 @@ class Typical(Verifier):
     closed_form_tau = False
     token_trees = True
     parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "extra_token")
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def __init__(self, epsilon: float = MEDUSA_EPSILON, delta: float = MEDUSA_DELTA,
                  extra_token: str = "greedy"):

@@ -21,8 +21,8 @@ from core.rules.registry import REGISTRY, get_verifier, make_verifier
 from pages.ui.text import duration, label
 from toy_models import from_json
 
-#: Above this many V^(K·L) draft outcomes a configuration counts as "large" (the issue's bound for
-#: answers within a second).
+#: Above this many V^(K·L) draft outcomes a configuration counts as "large" (beyond it an answer may
+#: take more than a second).
 SMALL_OUTCOMES = 4096
 #: Optimal-LP sizes (``core.bounds.lp_size``) solved without asking; well under a second on two cores.
 LP_AUTO = 6_000
