@@ -70,10 +70,10 @@ def greedy_equality(pair, methods, K: int, L: int, max_new_tokens: int) -> dict:
 
 def tree_plans(L: int = 4) -> list:
     """Every shape and law of part 4 (module docstring)."""
+    from core.data.laws import LAWS
     from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
-    laws = ("iid", "wor", "topk", "greedy")
-    return ([StaticPlan.chains(4, L, law) for law in laws[1:]]
-            + [StaticPlan.tree((2, 2) + (1,) * (L - 2), law) for law in laws]
+    return ([StaticPlan.chains(4, L, name) for name, law in LAWS.items() if law.distinct]
+            + [StaticPlan.tree((2, 2) + (1,) * (L - 2), name) for name in LAWS]
             + [RankTreePlan(((1,), (2,), (3,), (1, 1), (1, 2), (2, 1), (1, 1, 1), (1, 1, 1, 1))),
                DynamicPlan(16, L, 4)])
 

@@ -846,22 +846,29 @@ def test_gumbel_top_k_draws_without_replacement_and_greedy_draws_the_rest():
     """wor's Gumbel-top-2 gives ordered pairs with P(a, b) = P(a)·P(b)/(1 − P(a)), never a token of
     probability 0; greedy's sampled draw follows P on Ω∖Top, renormalised, and comes first."""
     from scipy.stats import chisquare
-    from core.decoding.draft_laws import draw_distinct
+    from core.data.laws import LAWS
+    from core.decoding.draft_laws import DEVICE_DRAWERS, draw_on_device
+    from core.decoding.sampling import sample
     P = torch.tensor([0.4, 0.0, 0.3, 0.2, 0.1], dtype=torch.float64)
     n = 20000
     g = torch.Generator().manual_seed(5)
-    pairs = draw_distinct("wor", P.expand(n, -1), 2, g)
+    pairs = draw_on_device(LAWS["wor"], P.expand(n, -1), 2, g)
     assert (pairs[:, 0] != pairs[:, 1]).all() and not (pairs == 1).any()
     counts = torch.bincount(pairs[:, 0] * 5 + pairs[:, 1], minlength=25).numpy()
     p = P.numpy()
     law = np.array([p[a] * p[b] / (1 - p[a]) if a != b else 0.0 for a in range(5) for b in range(5)])
     live = law > 0
     assert counts[~live].sum() == 0 and chisquare(counts[live], n * law[live]).pvalue > 1e-3
-    greedy = draw_distinct("greedy", P.expand(n, -1), 3, g)            # Top = (0, 2), then X ~ P′
+    greedy = draw_on_device(LAWS["greedy"], P.expand(n, -1), 3, g)            # Top = (0, 2), then X ~ P′
     assert (greedy[:, 1:] == torch.tensor([0, 2])).all()
     x = torch.bincount(greedy[:, 0], minlength=5).numpy()
     assert x[[0, 1, 2]].sum() == 0 and chisquare(x[[3, 4]], n * np.array([2 / 3, 1 / 3])).pvalue > 1e-3
-    assert draw_distinct("topk", P[None], 3, g).tolist() == [[0, 2, 3]]
+    assert draw_on_device(LAWS["topk"], P[None], 3, g).tolist() == [[0, 2, 3]]
+    # iid: k draws per row, each row's k in a row, the same stream as one draw per repeated row
+    iid = draw_on_device(LAWS["iid"], P.expand(2, -1), 3, torch.Generator().manual_seed(1))
+    assert iid.shape == (2, 3) and not (iid == 1).any()
+    assert iid.reshape(-1).tolist() == sample(P.expand(6, -1), torch.Generator().manual_seed(1)).tolist()
+    assert all(law.device_drawer in DEVICE_DRAWERS for law in LAWS.values())   # every law draws on the device
 
 
 def draft_probs(pair, context, prefix, sampling):

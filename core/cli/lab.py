@@ -22,9 +22,9 @@ import sys
 from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
+from core.data.laws import LAWS
 
 BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
-LAW_NAMES = ("iid", "wor", "topk", "greedy")       # core.data.laws.LAWS, without importing it here
 #: Why ``--method all`` skips a rule on a token tree or another law.
 CHAINS_ONLY = "defined on K i.i.d. chains only"
 
@@ -40,7 +40,7 @@ def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
         p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
         p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
                        "a node of depth d gets b_(d+1) draws per copy")
-        p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
+        p.add_argument("--law", choices=tuple(LAWS), help="the draft law (default iid): at the root of "
                        "chains, at every node of a tree")
     p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")

@@ -6,9 +6,9 @@ or one row per chain in the fallback).  Three plans (``core.decoding.plans``):
 
 * **static** (chains K×L, a tree b; any law): a node of depth d that ``m`` draws reached gets
   m·b_(d+1) draws from its p by the law at that depth (``Shape.law_at``: chains draw by the law at
-  the root and i.i.d. below), ``iid`` one token per draw (``sampling.sample``: draws sharing a node
-  are i.i.d. from the same vector), the other laws k distinct tokens in their visit order
-  (``draft_laws.draw_distinct``); draws of the same (parent, token) share one node
+  the root and i.i.d. below), each law by the drawer it names (``draft_laws.draw_on_device``:
+  ``iid`` one token per draw, draws sharing a node i.i.d. from the same vector; the other laws k
+  distinct tokens per node in their visit order); draws of the same (parent, token) share one node
   (``DraftTree.add_draws``).  The draft model feeds every node of depth 1..L−1: L calls.
 * **rank tree** (any shape, ``topk``): each node's children are the first c tokens of its p in
   rank order (``draft_laws.ranked_top``).  The draft model feeds only the nodes that have
@@ -43,9 +43,10 @@ from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
 from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
-from core.decoding.draft_laws import draw_distinct, ranked_top
+from core.data.laws import DraftLaw, get_law
+from core.decoding.draft_laws import draw_on_device, ranked_top
 from core.decoding.plans import DraftPlan, DynamicPlan, RankTreePlan, StaticPlan
-from core.decoding.sampling import SamplingConfig, node_probs, sample
+from core.decoding.sampling import SamplingConfig, node_probs
 from core.decoding.token_tree import DraftTree, HostTree
 
 
@@ -158,6 +159,7 @@ class DraftProposer:
     def __init__(self, lm: CachedLM, vocab_size: int, sampling: SamplingConfig, plan: DraftPlan):
         self.lm, self.V, self.sampling, self.plan = lm, vocab_size, sampling, plan
         self.law = plan.law_at_temperature(sampling.temperature)
+        self._draft_law = get_law(self.law)
         # the distribution a non-iid law draws from: p itself, or at T = 0 the draft's T = 1 softmax
         self.ranking = sampling if sampling.temperature > 0 else \
             SamplingConfig(1.0, sampling.top_k, sampling.top_p)
@@ -167,8 +169,8 @@ class DraftProposer:
             self._depths = np.repeat(np.arange(1, plan.depth + 1), [k] + [k * k] * (plan.depth - 1))
             self._depths_on_device: dict = {}
 
-    def _probs(self, logits: torch.Tensor, law: str) -> torch.Tensor:
-        return node_probs(logits, self.V, self.sampling if law == "iid" else self.ranking)
+    def _probs(self, logits: torch.Tensor, law: DraftLaw) -> torch.Tensor:
+        return node_probs(logits, self.V, self.ranking if law.distinct else self.sampling)
 
     def propose(self, context: Sequence[int], generator: torch.Generator) -> Proposal:
         """This iteration's tree after ``context``, each random draw made with ``generator``."""
@@ -182,7 +184,7 @@ class DraftProposer:
 
     def _static(self, context: Sequence[int], generator: torch.Generator) -> Proposal:
         shape, L = self.plan.shape, self.plan.L
-        laws = [shape.law_at(d, self.law) for d in range(L)]
+        laws = [get_law(shape.law_at(d, self.law)) for d in range(L)]
         root = self._probs(self.lm.root(context), laws[0])                           # (1, V)
         device = root.device
         tree = DraftTree(1 + shape.budget, self.V, device, chains=(shape.K, L) if shape.chains else None)
@@ -193,10 +195,7 @@ class DraftProposer:
         for d in range(L):
             b = shape.branching[d]
             parents = arrived.repeat_interleave(b)                    # every draw spawns b draws at its node
-            if laws[d] == "iid":
-                tokens = sample(p[parents], generator)
-            else:                                                     # distinct tokens: each node reached once
-                tokens = draw_distinct(laws[d], p[arrived], b, generator).reshape(-1)
+            tokens = draw_on_device(laws[d], p[arrived], b, generator).reshape(-1)
             arrived = tree.add_draws(parents, tokens)
             draw_parents.append(parents)
             draw_tokens.append(tokens)
@@ -218,7 +217,7 @@ class DraftProposer:
 
     def _rank_tree(self, context: Sequence[int]) -> Proposal:
         layout = self._layout
-        root = self._probs(self.lm.root(context), "topk")
+        root = self._probs(self.lm.root(context), self._draft_law)
         device = root.device
         levels = layout.on(device)
         fed = DraftTree(layout.inner, self.V, device)
@@ -231,7 +230,7 @@ class DraftProposer:
             tree.add_level(lv["parents"], tokens)
             if d < layout.L and lv["inner"].numel():
                 lo, hi = fed.add_level(lv["inner_parents"], tokens[lv["inner"]])
-                p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), "topk")
+                p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self._draft_law)
         p_host, parents, tokens = transfer.to_host(p, tree.parents[:tree.size], tree.tokens[:tree.size])
         host = HostTree.build(tree, parents, tokens)
         return self._tree_proposal(tree, host, p_host, layout.fed)
@@ -240,14 +239,14 @@ class DraftProposer:
         """A topk tree whose nodes' children are listed in rank order, breadth first."""
         draws = _by_parent(host.prefixes, host.parents[1:], host.tokens[1:])
         p = {u: p_host[fed[host.index[u]]] for u in draws}
-        return Proposal(self.plan, "topk", tree, host, draws, p, fed)
+        return Proposal(self.plan, self.law, tree, host, draws, p, fed)
 
     # -- EAGLE-2's dynamic tree -------------------------------------------------------------------
 
     def _dynamic(self, context: Sequence[int]) -> Proposal:
         plan, V = self.plan, self.V
         k, L, n = plan.width, plan.depth, plan.budget
-        root = self._probs(self.lm.root(context), "topk")
+        root = self._probs(self.lm.root(context), self._draft_law)
         device = root.device
         long = dict(dtype=torch.long, device=device)
         C = plan.candidates
@@ -265,7 +264,7 @@ class DraftProposer:
         for d in range(2, L + 1):
             lo, hi = fed.add_level(draft_node[parent[expanded] + 1], token[expanded])
             draft_node[expanded + 1] = torch.arange(lo, hi, **long)
-            p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), "topk")
+            p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self._draft_law)
             children = ranked_top(p[lo:hi], k)                      # (k, k), rank order
             base = k + (d - 2) * k * k
             token[base:base + k * k] = children.reshape(-1)
