@@ -97,7 +97,7 @@ def tree_vs_rows(pair) -> dict:
     import torch
 
     from core.decoding.cached_lm import RowsLM, TreeLM
-    from core.decoding.token_tree import DraftTree
+    from core.decoding.device_tree import DraftTree
     from core.decoding.tree_attention import tree_attention_support
 
     support = {role: tree_attention_support(model, pair.device, f"{role} model")

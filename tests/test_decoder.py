@@ -541,7 +541,7 @@ def test_stops_at_eos(tiny):
 
 def chains_tree(drafts, V: int):
     """The merged tree of ``drafts`` (K, L), built as the proposer builds it."""
-    from core.decoding.token_tree import DraftTree
+    from core.decoding.device_tree import DraftTree
     drafts = torch.as_tensor(drafts, dtype=torch.long)
     K, L = drafts.shape
     tree = DraftTree(1 + K * L, V, torch.device("cpu"), chains=(K, L))
@@ -557,7 +557,7 @@ DRAFTS = [[1, 2, 3], [1, 2, 4], [1, 5, 3]]
 
 
 def test_tree_of_chains_mask_and_positions():
-    from core.decoding.token_tree import HostTree
+    from core.decoding.device_tree import HostTree
     from core.decoding.tree_attention import tree_mask, tree_positions
     tree = chains_tree(DRAFTS, 8)
     assert tree.parents[:7].tolist() == [-1, 0, 1, 1, 2, 2, 3]

@@ -5,7 +5,7 @@ The public API is importable from here::
     from core.decoding import SpeculativeDecoder, AutoregressiveDecoder, SamplingConfig, load_pair, bundled_pair
 
 One module per step of an iteration, as in ``transformers.generation`` and vLLM: ``sampling``
-(the sampling transforms and draws), ``token_tree`` (the merged draft tree), ``tree_attention``
+(the sampling transforms and draws), ``device_tree`` (the merged draft tree), ``tree_attention``
 (its mask and positions, and which models take them), ``cached_lm`` (one model's KV cache, in one
 row or in rows), ``transfer`` (the one device-to-host copy), ``proposal`` (1. propose),
 ``scoring`` (2. score), ``verification`` (3. verify, and the iteration's trace, ``iteration_trace``),

@@ -1,6 +1,6 @@
 """Step 1, propose: the draft model drafts one iteration's token tree, by the plan's shape and law.
 
-The tree (``core.decoding.token_tree``) grows a level at a time on the models' device, and the draft
+The tree (``core.decoding.device_tree``) grows a level at a time on the models' device, and the draft
 model computes p at a level's nodes in ONE call (``CachedLM.level``: one row with tree attention,
 or one row per chain in the fallback).  Three plans (``core.decoding.plans``):
 
@@ -47,7 +47,7 @@ from core.data.laws import DraftLaw, get_law
 from core.decoding.draft_laws import draw_on_device, ranked_top
 from core.decoding.plans import DraftPlan, DynamicPlan, RankTreePlan, StaticPlan
 from core.decoding.sampling import SamplingConfig, node_probs
-from core.decoding.token_tree import DraftTree, HostTree
+from core.decoding.device_tree import DraftTree, HostTree
 
 
 @dataclass
