@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core.data.token_tree import TokenTree
-from core.data.verdict import Step, Test
+from core.data.outcome import Step, Test
 from core.rules.registry import display_name
 from pages.ui import cached, charts, error_boundary, figures, routing, text, toy_config
 

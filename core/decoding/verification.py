@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.bounds import single_token_optimum
-from core.data.verdict import Verdict
+from core.data.outcome import Verdict
 from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
 from core.decoding.proposal import Proposal

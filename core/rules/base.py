@@ -20,7 +20,7 @@ from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outco
 from core.data.laws import get_law
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.verdict import Outcome, Verdict
+from core.data.outcome import Outcome, Verdict
 from core.data.tree import DraftBlock, Node
 
 
@@ -78,8 +78,20 @@ class Verifier:
         """Whether the rule is defined on drafts of this shape and law (``token_trees``)."""
         return cls.token_trees or shape.is_iid_chains(get_law(law).name)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
+        """The rule's coin program on the drafts: each kind of draft calls the rule's program for it
+        (``block.run_by``: ``run_chains`` for a ``DraftBlock``, ``run_tree`` for a ``TokenTree``), so
+        no rule asks what it was given."""
+        return block.run_by(self, coins)
+
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+        """The coin program on K i.i.d. drafts of length L (every rule)."""
         raise NotImplementedError
+
+    def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+        """The coin program on a token tree of any shape and law (the rules with ``token_trees``)."""
+        raise VerifierError(f"{self.name} is defined on K i.i.d. chains only, not on a token tree of "
+                            f"{tree.shape.label} drafted by {tree.law.name}")
 
     def verify(self, block: DraftBlock | TokenTree, rng: np.random.Generator | int) -> Verdict:
         """One seeded verification step: the accepted sub-block, its draft, the extra token."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.verdict import Outcome
+from core.data.outcome import Outcome
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 from core.rules.token_level import token_walk
@@ -51,7 +51,7 @@ class ExactMatch(Verifier):
     closed_form_tau = True
     released_port = True
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         def mismatch(u: Node, token: int) -> np.ndarray:
             """The target's sample given that it is not the draft token: q(·|u) without it."""
             others = block.q[u].copy()

@@ -48,7 +48,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from core.data.coins import Coins, enumerate_outcomes
-from core.data.verdict import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 
@@ -140,7 +140,7 @@ class HSD(Verifier):
             return L - n, r, T
         return stop, r, T
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         trace = Trace()
         L = block.L
         drafts = 1 if self.variant == "algorithm_clean" else block.K

@@ -19,7 +19,7 @@ import torch
 
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.verdict import Test, Trace
+from core.data.outcome import Test, Trace
 from core.data.tree import DraftBlock
 from core.decoding import (AutoregressiveDecoder, SamplingConfig, SpeculativeDecoder, decoder_methods,
                            hub_presets, load_pair, bundled_pair)
