@@ -56,9 +56,9 @@ class TokenTree:
         """The law that drew the children of the nodes at ``depth``."""
         return get_law(self.shape.law_at(depth, self.law.name))
 
-    def run_by(self, rule, coins):
-        """``rule``'s coin program on a token tree (``Verifier.run_tree``)."""
-        return rule.run_tree(self, coins)
+    def program_of(self, rule):
+        """``rule``'s coin program for a token tree (``Verifier.run_tree``)."""
+        return rule.run_tree
 
     def table(self) -> dict[Node, dict[int, tuple[int, int]]]:
         """For every internal node u: {child token: (index of its first draw at u, multiplicity)}."""

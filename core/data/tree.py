@@ -79,9 +79,9 @@ class DraftBlock:
                 entry[1] += 1
         return {s: {c: (v[0], v[1]) for c, v in kids.items()} for s, kids in out.items()}
 
-    def run_by(self, rule, coins):
-        """``rule``'s coin program on K i.i.d. drafts (``Verifier.run_chains``)."""
-        return rule.run_chains(self, coins)
+    def program_of(self, rule):
+        """``rule``'s coin program for K i.i.d. drafts (``Verifier.run_chains``)."""
+        return rule.run_chains
 
     def multiplicity(self, s: Node) -> int:
         """How many drafts pass through node s."""

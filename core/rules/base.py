@@ -79,10 +79,10 @@ class Verifier:
         return cls.token_trees or shape.is_iid_chains(get_law(law).name)
 
     def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        """The rule's coin program on the drafts: each kind of draft calls the rule's program for it
-        (``block.run_by``: ``run_chains`` for a ``DraftBlock``, ``run_tree`` for a ``TokenTree``), so
-        no rule asks what it was given."""
-        return block.run_by(self, coins)
+        """The rule's coin program on the drafts: each kind of draft names the rule's program for it
+        (``block.program_of``: ``run_chains`` for a ``DraftBlock``, ``run_tree`` for a
+        ``TokenTree``), so no rule asks what it was given."""
+        return block.program_of(self)(block, coins)
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
         """The coin program on K i.i.d. drafts of length L (every rule)."""
@@ -103,7 +103,8 @@ class Verifier:
     def law(self, block: DraftBlock | TokenTree) -> dict[tuple[Node, int], float]:
         """Exact P(O = (s, y) | drafts), summed over every internal coin."""
         law: dict[tuple[Node, int], float] = defaultdict(float)
-        for prob, out in enumerate_outcomes(lambda coins: self.run(block, coins)):
+        run = block.program_of(self)
+        for prob, out in enumerate_outcomes(lambda coins: run(block, coins)):
             residual = out.residual / out.residual.sum()
             for y in np.flatnonzero(residual > 0):
                 law[(out.accepted, int(y))] += prob * float(residual[y])
@@ -113,8 +114,9 @@ class Verifier:
         """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
         ``max_leaves`` coin outcomes.  Rules with a closed form override this and set
         ``closed_form_tau``."""
+        run = block.program_of(self)
         try:
-            leaves = enumerate_outcomes(lambda coins: self.run(block, coins), max_leaves)
+            leaves = enumerate_outcomes(lambda coins: run(block, coins), max_leaves)
         except TooManyOutcomes:
             return None
         return float(sum(prob * out.tau for prob, out in leaves))
