@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:  # `streamlit run app.py` from elsewhere still fin
 
 import streamlit as st  # noqa: E402
 
-from pages.ui import errors, prewarm, routing  # noqa: E402
+from pages.ui import error_boundary, prewarm, routing  # noqa: E402
 
 
 def main() -> None:
@@ -34,7 +34,7 @@ def main() -> None:
         with prewarm.ACTIVITY.script():
             page.run()
     except Exception as exc:  # noqa: BLE001 - last line of defence: never a traceback on the page
-        errors.show(exc, "this page")
+        error_boundary.show(exc, "this page")
     finally:
         # Once per process: import what the other pages need, each module once no script is running
         # (pages.ui.prewarm), so that neither that import nor the first page to need it is slowed.

@@ -70,10 +70,10 @@ def greedy_equality(pair, methods, K: int, L: int, max_new_tokens: int) -> dict:
 
 def tree_plans(L: int = 4) -> list:
     """Every shape and law of part 4 (module docstring)."""
+    from core.data.laws import LAWS
     from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
-    laws = ("iid", "wor", "topk", "greedy")
-    return ([StaticPlan.chains(4, L, law) for law in laws[1:]]
-            + [StaticPlan.tree((2, 2) + (1,) * (L - 2), law) for law in laws]
+    return ([StaticPlan.chains(4, L, name) for name, law in LAWS.items() if law.distinct]
+            + [StaticPlan.tree((2, 2) + (1,) * (L - 2), name) for name in LAWS]
             + [RankTreePlan(((1,), (2,), (3,), (1, 1), (1, 2), (2, 1), (1, 1, 1), (1, 1, 1, 1))),
                DynamicPlan(16, L, 4)])
 
@@ -97,7 +97,7 @@ def tree_vs_rows(pair) -> dict:
     import torch
 
     from core.decoding.cached_lm import RowsLM, TreeLM
-    from core.decoding.token_tree import DraftTree
+    from core.decoding.device_tree import DraftTree
     from core.decoding.tree_attention import tree_attention_support
 
     support = {role: tree_attention_support(model, pair.device, f"{role} model")
@@ -123,7 +123,7 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
     import torch
 
     from core.bench.decoding import BenchConfig, run_bench
-    from core.decoding import decoder_methods, toy_pair
+    from core.decoding import decoder_methods, bundled_pair
 
     started = time.perf_counter()
     skipped: list[str] = []
@@ -151,7 +151,7 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
     if dry_run:
         suite = suite.with_overrides(contexts=(64,))
     for dtype in dtypes:
-        pair = toy_pair(device=device, dtype=dtype)
+        pair = bundled_pair(device=device, dtype=dtype)
         say = lambda msg: print(f"[{dtype}] {msg}", file=sys.stderr)  # noqa: E731
         entry: dict = {"tree_attention": tree_vs_rows(pair),
                        "greedy_equality": greedy_equality(pair, methods, K=4, L=4,
@@ -168,9 +168,9 @@ def run(dry_run: bool, out: Path, budget_s: float = 420.0) -> dict:
         if cuda:
             torch.cuda.empty_cache()
     if cuda and time_left("tree suite smollm2 bfloat16", 150):
-        from core.decoding.errors import PairError
+        from core.errors import PairError
         try:
-            pair = toy_pair("smollm2", device=device, dtype="bfloat16")
+            pair = bundled_pair("smollm2", device=device, dtype="bfloat16")
         except PairError as exc:            # the GGUF package is not installed there
             skipped.append(f"tree suite smollm2 bfloat16 ({exc})")
         else:

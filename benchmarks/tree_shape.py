@@ -143,12 +143,12 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--json", type=Path, help="write the results here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    from core.decoding import toy_pair
+    from core.decoding import bundled_pair
 
     def log(msg):
         print(time.strftime("%H:%M:%S"), msg, flush=True)
 
-    pair = toy_pair(args.pair, device="cpu")
+    pair = bundled_pair(args.pair, device="cpu")
     budgets, decode = _budgets(args.budgets), _budgets(args.decode_budgets)
     acc = acceptances(pair, args.T, args.windows, args.prompt_tokens, args.window, max(budgets), args.seed, log)
     prompts = heldout_windows(pair.tokenizer, args.prompts, args.prompt_tokens, args.seed)

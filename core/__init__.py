@@ -4,9 +4,10 @@ p is the draft model, q the target (``docs/maths.md``).  The sub-packages are th
 importing only from those listed before it (``tests/test_imports.py`` enforces it):
 
 ==================  ==================================================================================
-``core.errors``     the one error family
-``core.data``       draft trees and token trees (shapes, draft laws), traces, coins (seeded sampling and
-                    exact enumeration), distributions
+``core.errors``     the one error family (the decoder's errors included)
+``core.data``       draft trees and token trees (shapes, the draft laws' registry), what a rule returns
+                    (verdicts and their traces), coins (seeded sampling and exact enumeration),
+                    distributions
 ``core.bounds``     bounds on E[τ]: closed forms (numpy) apart from the LPs (scipy)
 ``core.rules``      the ``Verifier`` interface, one module per rule, the registry
 ``core.analysis``   exact laws, Monte Carlo, Algorithm 2 compensation, gain by depth, a mismatched draft law
@@ -16,6 +17,7 @@ importing only from those listed before it (``tests/test_imports.py`` enforces i
 ``core.sweep``      rule leaderboards over seeded families, on Dask
 ``core.claims``     claims from papers and trackers, by source, each with a computed verdict
 ``core.cli``        ``python -m core ...``
+``core.__main__``   the entry point above the command line
 ==================  ==================================================================================
 
 This package never imports streamlit or plotly.  ``import core`` and listing the rules
@@ -24,7 +26,7 @@ This package never imports streamlit or plotly.  ``import core`` and listing the
 from core.data.laws import LAWS, get_law
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Test, Trace, Verdict
+from core.data.outcome import Outcome, Test, Trace, Verdict
 from core.data.tree import DraftBlock, Node
 from core.rules.registry import REGISTRY, Verifier, VerifierError, get_verifier, method_names
 

@@ -20,5 +20,13 @@ class InvalidInput(ExplorerError, ValueError):
     """An argument the caller can correct (a shape, a count, an unknown name); the message says how."""
 
 
+class DecodingError(ExplorerError, ValueError):
+    """Bad decoder arguments or an impossible generation (``core.decoding``); the message is one sentence."""
+
+
+class PairError(ExplorerError, ValueError):
+    """A model pair cannot be loaded or used together (``core.decoding``); the message is one sentence."""
+
+
 #: What the app and the command line report as one sentence (anything else is a bug).
 USER_ERRORS: tuple[type[Exception], ...] = (ExplorerError, ToyModelError)

@@ -16,7 +16,7 @@ from core.claims.registry import CLAIMS, SOURCES
 from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
 from core.errors import ExplorerError
 from core.sweep.engine import map_batches
-from pages.ui import cached, charts, errors, lazy, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, lazy, routing, text, toy_config
 from pages.ui.figures.trees import tokens_str
 from pages.ui.figures.toy_lab import tau_vs_K
 from pages.ui.figures.claims import claim_values, scaling_plot
@@ -87,7 +87,7 @@ if not run_families:
     st.button("Compute the verdicts over random families", key="claims_families",
               on_click=lambda: st.session_state.update(claims_families_run=True),
               help="Each family verdict runs every seeded instance of its family; about a second in all.")
-with errors.guard("the claims' verdicts"):
+with error_boundary.guard("the claims' verdicts"):
     tables, shown = registry_tables(run_families)
     for source_id, source in SOURCES.items():
         box = st.container(border=True)
@@ -139,7 +139,7 @@ lp = cached.bound(cfg.spec, "lp_optimum", cfg.K, cfg.L) if lp_size <= cached.LP_
 cic = cached.bound(cfg.spec, "claimed_cic", cfg.K, cfg.L)
 
 # 1. Lossless ---------------------------------------------------------------------------------------
-with errors.guard("the losslessness verdict"):
+with error_boundary.guard("the losslessness verdict"):
     v = claims.lossless_verdict(gbv)
     n = v.numbers
     z = n["worst_sequence"]
@@ -152,7 +152,7 @@ with errors.guard("the losslessness verdict"):
     box = claim(v, body)
     with box:
         if v.status == FAILS:
-            with errors.guard("Algorithm 2 (reconstructed)"):
+            with error_boundary.guard("Algorithm 2 (reconstructed)"):
                 draft, target = cfg.models
                 repair = claims.repair_verdict(gbv, target)
                 verdicts[repair.claim] = repair.status
@@ -179,7 +179,7 @@ with errors.guard("the losslessness verdict"):
             repro.code(reproduce(v.reproduce), language="json")
 
 # 2. Optimal ----------------------------------------------------------------------------------------
-with errors.guard("the optimality verdict"):
+with error_boundary.guard("the optimality verdict"):
     v = claims.optimal_verdict(gbv, lp)
     n = v.numbers
     if v.status == NA:
@@ -198,7 +198,7 @@ with errors.guard("the optimality verdict"):
     claim(v, body)
 
 # 3. Attains E_CIC -----------------------------------------------------------------------------------
-with errors.guard("the E_CIC verdict"):
+with error_boundary.guard("the E_CIC verdict"):
     v = claims.cic_verdict(gbv, cic, lp)
     n = v.numbers
     body = (f"The paper's E_CIC = Σ_s q(s)·[1 − (1 − m(s))^K] = **{n['claimed_cic']:.6f}**; the rule's exact "
@@ -222,7 +222,7 @@ BEST_OF_K_NOTE = (
     "from q, so the one verified draft overlaps q less and BV accepts less of it.")
 
 # 4. Monotone in K ----------------------------------------------------------------------------------
-with errors.guard("the monotonicity verdict"):
+with error_boundary.guard("the monotonicity verdict"):
     Ks = claims.monotone_Ks(cfg.K)
     res = cached.run_with_progress([(str(K), lambda K=K: cached.exact(cfg.spec, GBV, K, cfg.L).expected_accepted)
                                 for K in Ks], "SpecTr-GBV for every K")
@@ -261,7 +261,7 @@ with errors.guard("the monotonicity verdict"):
                 ["E[τ]", "K, L"]))
 
 # 5. Reduces to BV at K = 1 ----------------------------------------------------------------------------
-with errors.guard("the K = 1 verdict"):
+with error_boundary.guard("the K = 1 verdict"):
     v = claims.k1_verdict(cached.exact(cfg.spec, GBV, 1, cfg.L), cached.exact(cfg.spec, "bv", 1, cfg.L))
     n = v.numbers
     claim(v, f"At K = 1: SpecTr-GBV E[τ] = {n['rule_expected_accepted']:.6f} with fidelity error "
@@ -278,7 +278,7 @@ def verify_timing(K: int, L: int, Vs: tuple[int, ...]) -> tuple[float, ...]:
     return claims.verification_times(K, L, Vs)
 
 
-with errors.guard("the complexity measurement"):
+with error_boundary.guard("the complexity measurement"):
     Vs = claims.TIMING_SIZES
     with st.spinner("Timing SpecTr-GBV verifications…"):
         secs = verify_timing(cfg.K, cfg.L, Vs)
@@ -319,7 +319,7 @@ search_T = c4.slider("Temperature T (both models)", 0.0, 2.0, 1.0, step=0.05, ke
 kinds = c5.multiselect("Model families", list(toy_config.KINDS), ["iid", "markov"], key="claims_search_kinds",
                        format_func=toy_config.KINDS.get)
 if st.button("Search", type="primary", key="claims_search"):
-    with errors.guard("the counterexample search"):
+    with error_boundary.guard("the counterexample search"):
         configs = claims.search_configs(int(search_seed), int(trials), kinds=tuple(kinds),
                                         V_range=tuple(V_range), temperature=float(search_T))
         bar = st.progress(0.0, text="Searching")

@@ -11,7 +11,7 @@ from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS
 from core.data.shapes import Shape
 from core.rules.registry import DEFAULT_TREE_RULE, REGISTRY, display_name
-from pages.ui import cached, charts, errors, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, routing, text, toy_config
 from pages.ui.figures.trees import token_tree
 from pages.ui.figures.laws import budget_curves
 
@@ -96,7 +96,7 @@ refused = None
 try:
     tree = cached.draw_token_tree(cfg.spec, shape, law, int(seed))
 except Exception as exc:  # noqa: BLE001 - a law that does not exist here is one sentence
-    refused = errors.explain(exc, "the tree")
+    refused = error_boundary.explain(exc, "the tree")
     st.error(text.escape_markdown(refused))
 if refused is None:
     title = f"{shape.label} drafted by {law}, seed {int(seed)}"
@@ -169,11 +169,11 @@ else:
                                            cached.PROGRESS_AFTER_S)
         own = results.get("own_lp")
         iid = results.get("iid_lp")
-        problems = [f"{rule_name(m, shape)}: {errors.explain(r, 'its exact law')}" for m, r in results.items()
+        problems = [f"{rule_name(m, shape)}: {error_boundary.explain(r, 'its exact law')}" for m, r in results.items()
                     if isinstance(r, Exception) and m in rules]
         for what, v in (("The own-law LP", own), ("The i.i.d.-chains LP", iid)):
             if isinstance(v, Exception):
-                problems.append(f"{what}: {errors.explain(v, 'this LP')}")
+                problems.append(f"{what}: {error_boundary.explain(v, 'this LP')}")
         own_cert = None if own is None or isinstance(own, Exception) else own
         iid_cert = None if iid is None or isinstance(iid, Exception) else iid
         own, iid = (None if c is None else float(c.exact) if c.certified else c.value for c in (own_cert, iid_cert))
@@ -276,7 +276,7 @@ else:
         try:
             tables[n] = cached.budget_table(cfg.spec, n, L, progress)
         except Exception as exc:  # noqa: BLE001 - one sentence per budget
-            problems.append(f"n = {n}: {errors.explain(exc, 'its table')}")
+            problems.append(f"n = {n}: {error_boundary.explain(exc, 'its table')}")
     bar.empty()
     for e in problems:
         st.error(text.escape_markdown(e))

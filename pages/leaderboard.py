@@ -21,7 +21,7 @@ from core.sweep.engine import SCHEDULER_ENV, dask_client, is_loopback, run_sweep
 from core.sweep.store import ResultsStore, read_results
 from core.sweep.summary import TIE, describe, law_gains, leaderboard, row_shape
 from core.sweep.work import DRAFT_COLUMNS, KEY_COLUMNS, group_columns
-from pages.ui import charts, errors, results_root, routing, text, toy_config
+from pages.ui import charts, error_boundary, results_root, routing, text, toy_config
 from pages.ui.figures.laws import law_gain_boxes
 from pages.ui.figures.leaderboard import rule_scatter, score_boxes
 from pages.ui.text import all_methods
@@ -161,7 +161,7 @@ if source == SOURCES[0]:
             ss["lb_result"] = {"frame": frame, "origin": f"{report.computed} instances computed in "
                                f"{report.seconds:.1f} s on {workers} Dask workers of {where}."}
         except Exception as exc:  # noqa: BLE001
-            errors.show(exc, "the sweep")
+            error_boundary.show(exc, "the sweep")
 elif source == SOURCES[1]:
     # Only under the results root: a hosted app must not open the server's other files.
     path = st.text_input(f"Results folder under `{results_root.shown_root()}` (written by `python -m core sweep "
@@ -175,7 +175,7 @@ elif source == SOURCES[1]:
             ss["lb_result"] = {"frame": results_root.read(path), "origin": f"Results read from `{path.strip()}`."}
         except Exception as exc:  # noqa: BLE001
             ss.pop("lb_result", None)
-            errors.show(exc, "the results folder")
+            error_boundary.show(exc, "the results folder")
 else:
     routing.write_link(link)
     files = st.file_uploader("Parquet files of a sweep (e.g. every part-….parquet of a results folder)",
@@ -187,7 +187,7 @@ else:
                                          + ", ".join(f"`{f.name}`" for f in files) + "."}
         except Exception as exc:  # noqa: BLE001
             ss.pop("lb_result", None)
-            errors.show(exc, "the uploaded results")
+            error_boundary.show(exc, "the uploaded results")
 
 result = ss.get("lb_result")
 if not result:

@@ -14,11 +14,11 @@ import pandas as pd
 import streamlit as st
 
 from core.data.laws import LAWS
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
-from core.decoding.traces import tree_from_trace
+from core.decoding.iteration_trace import tree_from_trace
 from core.rules.registry import DECODER_COMPARED, DEFAULT_RULE, resolve, tree_label, tree_rule
-from pages.ui import charts, errors, generation, lazy, pair_picker, routing, text, token_text
+from pages.ui import charts, error_boundary, generation, lazy, pair_picker, routing, text, token_text
 from pages.ui.figures.runs import PHASE_COLORS, acceptance_per_position, time_split
 from pages.ui.figures.trees import draft_tree, token_tree
 from pages.ui.toy_config import law_label
@@ -362,7 +362,7 @@ if go and plan is not None:
         ss["dec_result"] = {"config": config, "pair": config["pair"], "plan": plan, "generation": gen,
                             "segments": _segments(gen)}
     except Exception as exc:  # noqa: BLE001
-        errors.show(exc, "the generation")
+        error_boundary.show(exc, "the generation")
     live.empty()
     live_chart.empty()
 
@@ -399,7 +399,7 @@ st.header("Open any iteration's draft tree")
 # the browser a full Plotly draw each time its figure changes), and the page is done sooner.
 tree_box = lazy.expander("Show the draft tree of an iteration", key="dec_tree_open")
 if tree_box is not None and gen.iterations:
-    with tree_box, errors.guard("the draft tree"):
+    with tree_box, error_boundary.guard("the draft tree"):
         n_it = len(gen.iterations)
         i = st.slider("Iteration", 1, n_it, 1, key=f"dec_iter_{n_it}") if n_it > 1 else 1
         it = gen.iterations[i - 1]
@@ -471,7 +471,7 @@ if st.button("Compare", key="dec_compare_go", disabled=not runs):
         try:
             out[key] = generation.generate(pair, x, p_, T, prompt, max_new, seed).metrics
         except Exception as exc:  # noqa: BLE001
-            errors.show(exc, "the generation", prefix=f"{name}: ")
+            error_boundary.show(exc, "the generation", prefix=f"{name}: ")
     bar.empty()
     ss["dec_compare_result"] = {"pair": pair_picker.pair_id(pair), "metrics": out}
 cmp_ = ss["dec_compare_result"]["metrics"] if "dec_compare_result" in ss else None

@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from core.data.token_tree import TokenTree
-from core.data.trace import Step, Test
+from core.data.outcome import Step, Test
 from core.rules.registry import DEFAULT_RULE, display_name, resolve
-from pages.ui import cached, charts, errors, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, routing, text, toy_config
 from pages.ui.figures.trees import draft_tree, token_tree, tokens_str
 from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars, traversal_step
 
@@ -383,10 +383,10 @@ if as_tree:
     try:
         block = cached.draw_token_tree(cfg.spec, shape, law, int(seed))
     except Exception as exc:  # noqa: BLE001 - a law that does not exist at some node: one sentence
-        errors.show(exc, "the tree")
+        error_boundary.show(exc, "the tree")
         st.stop()
 
-with errors.guard("the drafts"):
+with error_boundary.guard("the drafts"):
     if as_tree:
         nodes = block.nodes()
         st.session_state["step_nodes"] = len(nodes)
@@ -616,7 +616,7 @@ with errors.guard("the drafts"):
                 v = cached.tree_verify(cfg.spec, m, block, int(coin)) if as_tree else \
                     cached.verify(cfg.spec, m, block, int(coin))
             except Exception as exc:  # noqa: BLE001
-                errors.show(exc, "its verification", prefix=f"{text.short(m)}: ")
+                error_boundary.show(exc, "its verification", prefix=f"{text.short(m)}: ")
                 continue
             rows.append({"method": m, "accepted": tokens_str(v.accepted), "tau": v.tau,
                          "extra": v.extra, "bonus?": "bonus" if v.is_bonus else "correction",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.rules.registry import REGISTRY
-from pages.ui import cached, charts, errors, lazy, routing, text
+from pages.ui import cached, charts, error_boundary, lazy, routing, text
 from pages.ui.figures.trees import draft_tree
 from toy_models import PRESETS
 
@@ -27,7 +27,7 @@ The whole game is to make the expected accepted length **E[τ]** as large as pos
 
 left, right = st.columns([3, 2], gap="large")
 with left:
-    with errors.guard("the example picture"):
+    with error_boundary.guard("the example picture"):
         preset = PRESETS["several-drafts"]
         spec = cached.model_spec(preset.draft, preset.target, 1.0)
         block = cached.draw(spec, preset.K, preset.L, seed=6)  # three branches, τ = 2: every colour shows

@@ -14,10 +14,10 @@ import streamlit as st
 
 from core.analysis.intervals import bounded_t_interval
 from core.data.laws import LAWS
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import COMPARED, REGISTRY
-from pages.ui import charts, errors, generation, pair_picker, routing, text
+from pages.ui import charts, error_boundary, generation, pair_picker, routing, text
 from pages.ui.figures.runs import sweep_lines
 from pages.ui.toy_config import law_label
 
@@ -237,7 +237,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                     try:
                         g = generation.generate(pair, m, plan, float(t), prompt, int(n_tokens), s)
                     except Exception as exc:  # noqa: BLE001
-                        errors.show(exc, "the run", prefix=f"{text.short(m)} at {axis} = {v}: ")
+                        error_boundary.show(exc, "the run", prefix=f"{text.short(m)} at {axis} = {v}: ")
                         tick("skipped")
                         continue
                     exp = [it.expected_tau for it in g.iterations if it.expected_tau is not None]
@@ -258,7 +258,7 @@ if st.button("Run sweep", type="primary", key="sw_go"):
                         base_rows.append({"T": float(t), "prompt": prompt, "seed": s,
                                           "tokens_per_second": g.metrics.tokens_per_second})
                     except Exception as exc:  # noqa: BLE001
-                        errors.show(exc, "the run", prefix="Target alone: ")
+                        error_boundary.show(exc, "the run", prefix="Target alone: ")
                     tick("target alone")
     bar.empty()
     ss["sw_result"] = {"axis": axis, "rows": rows, "base": base_rows, "pair": pair_picker.pair_id(pair),

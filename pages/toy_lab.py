@@ -13,7 +13,7 @@ from core.analysis.depth_gain import depth_rows
 from core.analysis.exact import LOSSLESS_TOL
 from core.analysis.montecarlo import output_law_test
 from core.rules.registry import REGISTRY
-from pages.ui import cached, charts, errors, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, routing, text, toy_config
 from pages.ui.figures.style import BOUND_SHORT, BOUND_STYLE
 from pages.ui.figures.toy_lab import coupling_heatmap, expected_tau_bars, gain_by_depth, tau_histograms, tau_vs_K
 
@@ -101,7 +101,7 @@ rows, problems = [], []
 for m in methods:
     r = results[m]
     if isinstance(r, Exception):
-        problems.append(f"{text.short(m)}: {errors.explain(r, 'its exact law')}")
+        problems.append(f"{text.short(m)}: {error_boundary.explain(r, 'its exact law')}")
         continue
     rows.append({"method": m, "expected_accepted": r.expected_accepted,
                  "block_efficiency": r.block_efficiency, "fidelity_tv": r.fidelity_tv,
@@ -111,7 +111,7 @@ for b in BOUND_KEYS:
     v = results.get(b)
     bounds[b] = None if v is None or isinstance(v, Exception) else float(v)
     if isinstance(v, Exception):
-        problems.append(f"{BOUND_STYLE[b][0]}: {errors.explain(v, 'this bound')}")
+        problems.append(f"{BOUND_STYLE[b][0]}: {error_boundary.explain(v, 'this bound')}")
 
 exact_tau = {r["method"]: r["expected_accepted"] for r in rows}
 
@@ -251,7 +251,7 @@ if tab_coupling.open:
                     "prefix s and an extra token y with the probabilities below (rows sum to 1). Darker = more "
                     "likely. A row that puts its mass on long prefixes is a draft set the optimum trusts.")
         if lp_ok and lp_auto:
-            with errors.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
+            with error_boundary.guard("the optimal coupling"):  # a solver failure raises LPFailed: one sentence
                 plan = cached.lp_plan(cfg.spec, cfg.K, cfg.L)
                 charts.chart(coupling_heatmap(plan.multisets, plan.probabilities, plan.plans),
                              key="lab_heatmap")
@@ -284,7 +284,7 @@ if tab_mc.open:
         mc_data, mc_rows = {}, []
         for m, r in mc.items():
             if isinstance(r, Exception):
-                errors.show(r, "the Monte Carlo run", prefix=f"{text.short(m)}: ")
+                error_boundary.show(r, "the Monte Carlo run", prefix=f"{text.short(m)}: ")
                 continue
             lo, hi = r.tau_interval()
             mc_data[m] = (r.tau_pmf, lo, hi)
@@ -321,7 +321,7 @@ if tab_mc.open:
 if tab_depth.open:
     with tab_depth:
         st.header("5. Gain by depth: where each method earns its tokens")
-        with errors.guard("the gain by depth"):
+        with error_boundary.guard("the gain by depth"):
             depth = depth_rows({r["method"]: results[r["method"]] for r in rows}, cached.exact(cfg.spec, "sd", 1, cfg.L))
             charts.chart(gain_by_depth(depth), key="lab_depth")
             st.markdown(text.markdown_table([{"method": text.short(d["method"]), "d": d["depth"],

@@ -507,7 +507,7 @@ def test_one_step_reveals_the_otv_walk_step_by_step(server, browser_page):
     told the walk's length; the page names the length only at the end.)"""
     import numpy as np
 
-    from core.analysis.sampling import draw_block
+    from core.analysis.toy_drafts import draw_block
     from core.rules.registry import get_verifier
     from toy_models.presets import PRESETS
 
@@ -671,9 +671,9 @@ def test_live_decoder_time_against_the_library(server, browser_page):
 
     import torch
 
-    from core.decoding import SamplingConfig, SpeculativeDecoder, toy_pair
+    from core.decoding import SamplingConfig, SpeculativeDecoder, bundled_pair
 
-    pair = toy_pair()                                 # loaded before any timing, like the page's cached pair
+    pair = bundled_pair()                                 # loaded before any timing, like the page's cached pair
     prompt = "import os\n\n\ndef main():\n"           # the page's default (dec_prompt)
     page = browser_page
     sidebar = page.get_by_test_id("stSidebar")

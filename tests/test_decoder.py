@@ -20,7 +20,7 @@ from core.decoding import (AutoregressiveDecoder, DecodingError, SamplingConfig,
                            decoder_methods, next_token_probs)
 from core.decoding.pairs import PairError, pair_from_models, tokenizer_mismatch
 from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
-from core.decoding.presets import BUNDLED_PAIRS, toy_pair
+from core.decoding.presets import BUNDLED_PAIRS, bundled_pair
 from core.rules.registry import get_verifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -541,7 +541,7 @@ def test_stops_at_eos(tiny):
 
 def chains_tree(drafts, V: int):
     """The merged tree of ``drafts`` (K, L), built as the proposer builds it."""
-    from core.decoding.token_tree import DraftTree
+    from core.decoding.device_tree import DraftTree
     drafts = torch.as_tensor(drafts, dtype=torch.long)
     K, L = drafts.shape
     tree = DraftTree(1 + K * L, V, torch.device("cpu"), chains=(K, L))
@@ -557,7 +557,7 @@ DRAFTS = [[1, 2, 3], [1, 2, 4], [1, 5, 3]]
 
 
 def test_tree_of_chains_mask_and_positions():
-    from core.decoding.token_tree import HostTree
+    from core.decoding.device_tree import HostTree
     from core.decoding.tree_attention import tree_mask, tree_positions
     tree = chains_tree(DRAFTS, 8)
     assert tree.parents[:7].tolist() == [-1, 0, 1, 1, 2, 2, 3]
@@ -846,22 +846,29 @@ def test_gumbel_top_k_draws_without_replacement_and_greedy_draws_the_rest():
     """wor's Gumbel-top-2 gives ordered pairs with P(a, b) = P(a)·P(b)/(1 − P(a)), never a token of
     probability 0; greedy's sampled draw follows P on Ω∖Top, renormalised, and comes first."""
     from scipy.stats import chisquare
-    from core.decoding.draft_laws import draw_distinct
+    from core.data.laws import LAWS
+    from core.decoding.draft_laws import DEVICE_DRAWERS, draw_on_device
+    from core.decoding.sampling import sample
     P = torch.tensor([0.4, 0.0, 0.3, 0.2, 0.1], dtype=torch.float64)
     n = 20000
     g = torch.Generator().manual_seed(5)
-    pairs = draw_distinct("wor", P.expand(n, -1), 2, g)
+    pairs = draw_on_device(LAWS["wor"], P.expand(n, -1), 2, g)
     assert (pairs[:, 0] != pairs[:, 1]).all() and not (pairs == 1).any()
     counts = torch.bincount(pairs[:, 0] * 5 + pairs[:, 1], minlength=25).numpy()
     p = P.numpy()
     law = np.array([p[a] * p[b] / (1 - p[a]) if a != b else 0.0 for a in range(5) for b in range(5)])
     live = law > 0
     assert counts[~live].sum() == 0 and chisquare(counts[live], n * law[live]).pvalue > 1e-3
-    greedy = draw_distinct("greedy", P.expand(n, -1), 3, g)            # Top = (0, 2), then X ~ P′
+    greedy = draw_on_device(LAWS["greedy"], P.expand(n, -1), 3, g)            # Top = (0, 2), then X ~ P′
     assert (greedy[:, 1:] == torch.tensor([0, 2])).all()
     x = torch.bincount(greedy[:, 0], minlength=5).numpy()
     assert x[[0, 1, 2]].sum() == 0 and chisquare(x[[3, 4]], n * np.array([2 / 3, 1 / 3])).pvalue > 1e-3
-    assert draw_distinct("topk", P[None], 3, g).tolist() == [[0, 2, 3]]
+    assert draw_on_device(LAWS["topk"], P[None], 3, g).tolist() == [[0, 2, 3]]
+    # iid: k draws per row, each row's k in a row, the same stream as one draw per repeated row
+    iid = draw_on_device(LAWS["iid"], P.expand(2, -1), 3, torch.Generator().manual_seed(1))
+    assert iid.shape == (2, 3) and not (iid == 1).any()
+    assert iid.reshape(-1).tolist() == sample(P.expand(6, -1), torch.Generator().manual_seed(1)).tolist()
+    assert all(law.device_drawer in DEVICE_DRAWERS for law in LAWS.values())   # every law draws on the device
 
 
 def draft_probs(pair, context, prefix, sampling):
@@ -1056,7 +1063,7 @@ def test_cli_errors_are_one_line(capsys):
 def toy64():
     if not HAVE_TOY:
         pytest.skip("the bundled pair is not trained yet (python -m toy_models.train_pair)")
-    return toy_pair(device="cpu", dtype="float64")
+    return bundled_pair(device="cpu", dtype="float64")
 
 
 PY_PROMPT = "def read_lines(path):\n    with open(path) as f:\n"
@@ -1195,7 +1202,7 @@ def test_packed_heads_decode_like_plain_ones():
     ``pack=False`` and the CLI's ``--no-pack`` keep torch's.  Greedy decoding is the same."""
     from core.decoding.packed_linear import PackedLinear, can_pack
 
-    packed, plain = toy_pair(), toy_pair(pack=False)
+    packed, plain = bundled_pair(), bundled_pair(pack=False)
     assert isinstance(packed.target.lm_head, PackedLinear) == can_pack(torch.float32)
     assert isinstance(packed.draft.lm_head, PackedLinear) == can_pack(torch.float32)
     assert not any(isinstance(m, PackedLinear) for m in (*plain.target.modules(), *plain.draft.modules()))
@@ -1218,7 +1225,7 @@ def test_the_tree_rebuilt_from_a_trace_is_the_one_the_rule_read(tiny, name):
     token, and the rule's tests: a dynamic or rank-path tree as the smallest static tree containing it
     (``Shape.containing``, b_d = the most draws at a node of depth d − 1, as ``Proposal.shape``)."""
     from core.data.shapes import Shape
-    from core.decoding.traces import tree_from_trace
+    from core.decoding.iteration_trace import tree_from_trace
     plan = TREE_PLANS[name]
     g = SpeculativeDecoder(tiny, "rrs", sampling=SamplingConfig(1.0), plan=plan, keep_blocks=True).generate(
         TINY_PROMPT, 12, 3)

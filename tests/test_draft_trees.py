@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from core.analysis.exact import exact_analysis  # noqa: E402
-from core.analysis.sampling import draw_tree  # noqa: E402
+from core.analysis.toy_drafts import draw_tree  # noqa: E402
 from core.bounds.closed_form import topk_tree_value  # noqa: E402
 from core.data.coins import RandomCoins  # noqa: E402
 from core.data.laws import LAWS  # noqa: E402

@@ -13,7 +13,7 @@ from core.analysis.compensation import compensation, iterate_exact
 from core.analysis.exact import exact_analysis
 from core.rules.registry import REGISTRY, make_verifier
 from core.analysis.montecarlo import monte_carlo
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 
 LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
 DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "traversal", "otv",

@@ -160,7 +160,7 @@ def _every_figure():
     """One figure of each kind ``figures`` builds, from small made-up numbers."""
     import pandas as pd
 
-    from core.analysis.sampling import draw_block
+    from core.analysis.toy_drafts import draw_block
     from core.rules.registry import get_verifier
     from toy_models.presets import PRESETS
 

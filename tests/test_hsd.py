@@ -8,7 +8,7 @@ from toy_models import PRESETS, random_pair
 
 from core.analysis.exact import exact_analysis
 from core.analysis.released_ports import hsd_family_numbers, hsd_numbers, hsd_stream_numbers
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.rules.base import VerifierError
 from core.rules.hsd import HSD, VARIANTS
 

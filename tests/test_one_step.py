@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("streamlit")
-from core.analysis.sampling import draw_block  # noqa: E402
+from core.analysis.toy_drafts import draw_block  # noqa: E402
 from core.data.tree import DraftBlock  # noqa: E402
 from core.rules.registry import get_verifier  # noqa: E402
 from pages.ui import figures  # noqa: E402

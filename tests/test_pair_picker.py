@@ -23,9 +23,9 @@ CODE = "class T:\n    def _test_test_with_path(self):\n\n\n        return __init
 
 @pytest.fixture(scope="module")
 def toy():
-    from core.decoding import toy_pair
+    from core.decoding import bundled_pair
     try:
-        return toy_pair()
+        return bundled_pair()
     except Exception as exc:  # noqa: BLE001
         pytest.skip(f"bundled pair unavailable: {exc}")
 
@@ -283,7 +283,7 @@ def test_hub_names_load_only_where_the_operator_allows_them(hosted, monkeypatch,
 
 
 def test_a_load_names_models_as_typed_and_no_server_path(hosted):
-    from core.decoding.errors import PairError
+    from core.errors import PairError
     from pages.ui import models_root
     root, _, base = hosted
     pair = models_root.load(models_root.locate("pair/target", "target"), models_root.locate("pair/draft", "draft"))
@@ -299,7 +299,7 @@ def test_a_model_that_asks_to_run_its_own_code_is_refused_and_its_code_never_run
     ``trust_remote_code``, and transformers refuses a model whose classes are its own code."""
     import pathlib
 
-    from core.decoding.errors import PairError
+    from core.errors import PairError
     from pages.ui import models_root
     root, _, base = hosted
     source = (models_root.locate("custom", "target"), models_root.locate("pair/draft", "draft"))
@@ -389,7 +389,7 @@ def test_the_bundled_pair_is_named_as_a_reader_types_it(toy, monkeypatch):
     """The sidebar and the sweeps' JSON name the bundled pair by its folders under toy_models/, and
     its missing-pair sentence says no server path."""
     from core.decoding import presets
-    from core.decoding.errors import PairError
+    from core.errors import PairError
     from pages.ui import models_root
     pair = pair_picker._load(pair_picker.PAIR_SOURCES[0], "", "")
     assert (pair.target_name, pair.draft_name) == ("toy_models/pystdlib/target", "toy_models/pystdlib/draft")

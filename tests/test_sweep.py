@@ -54,11 +54,11 @@ def serial() -> pd.DataFrame:
 
 
 def test_the_default_methods_come_from_the_registry_metadata():
-    expected = [n for n, c in REGISTRY.items() if not c.needs_models and c.listed_on_chains
+    expected = [n for n, c in REGISTRY.items() if not c.needs_models and not c.released_port
                 and (c.lossless_by_theory or n == "spectr_gbv")]
     assert list(default_methods()) == expected
     assert "lp_optimal" not in default_methods() and "spectr_gbv" in default_methods()
-    assert "exact_match" not in default_methods()   # lossless, but added after the sweeps' outputs were fixed
+    assert "exact_match" not in default_methods()   # lossless, but a released port
     # a draft sweep's: the same, specinfer under its tree name, the LP-optimal rule and typical (lossy)
     assert draft_methods() == (*("rrs" if m == "specinfer" else m for m in default_methods()), "lp_optimal", "typical")
     assert "typical" not in default_methods()      # today's sweeps keep their rows

@@ -18,7 +18,7 @@ from scipy.optimize import linprog
 
 import toy_models as tm
 from core.analysis.exact import exact_analysis
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.bounds import optimal_lp, single_token_lp
 from core.bounds.closed_form import single_token_optimum
 from core.bounds.lp import single_token_plan

@@ -18,11 +18,11 @@ import pytest
 import toy_models as tm
 from core.analysis.exact import exact_analysis, estimated_seconds, outcome_count
 from core.analysis.montecarlo import monte_carlo
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.bounds.closed_form import topk_tree_value
 from core.data.coins import RandomCoins, enumerate_outcomes
 from core.data.drafting import draft_tree, enumerate_trees, node_set_law
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 from core.data.laws import (LAWS, first_appearance_table, get_law, node_set_count,
                             tree_outcome_count, tree_state_count, visit_order)
 from core.data.shapes import Shape
@@ -96,7 +96,7 @@ VECTORS = [
 
 @pytest.mark.parametrize("toy, shape, law, rrs, traversal, lp", VECTORS)
 def test_the_contract_vectors_as_exact_fractions(toy, shape, law, rrs, traversal, lp):
-    """Each E[τ] to 1e-12 and as the fraction itself (``core.data.fractions``); TV ≤ 1e-12 for rrs
+    """Each E[τ] to 1e-12 and as the fraction itself (``core.data.exact_fraction``); TV ≤ 1e-12 for rrs
     and traversal; the own-law LP to the solver's 1e-9 (the contract certifies it rationally)."""
     for method, expected in (("rrs", rrs), ("traversal", traversal)):
         r = exact(method, TOYS[toy], shape_of(shape), law)

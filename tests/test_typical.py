@@ -14,7 +14,7 @@ from scipy.stats import entropy as scipy_entropy
 import toy_models as tm
 from core.analysis.exact import exact_analysis
 from core.analysis.montecarlo import monte_carlo
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.data.coins import enumerate_outcomes
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
@@ -234,7 +234,7 @@ DOCS_TABLE = [
 @pytest.mark.parametrize("toy, b, T, rrs_tau, tv, tv_target", DOCS_TABLE)
 def test_the_docs_table_of_topk_trees(toy, b, T, rrs_tau, tv, tv_target):
     from core.bounds.closed_form import topk_tree_value
-    from core.data.fractions import fraction
+    from core.data.exact_fraction import fraction
 
     model = tempered({"bin": BIN, "tri": TRI}[toy], T)
     shape = Shape.tree(b)

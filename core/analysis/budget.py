@@ -39,7 +39,7 @@ from core.bounds.certify import Certificate, certify_chains_lp, certify_tree_lp
 from core.bounds.sequoia import best_tree, positional_acceptance
 from core.bounds.sizes import BoundsTooLarge, check_size, check_tree_size
 from core.data.drafting import check_supports
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 from core.data.laws import LAWS, rank, tree_outcome_count
 from core.data.shapes import Shape
 from core.data.tree import Node

@@ -32,7 +32,7 @@ import numpy as np
 from toy_models import ToyModel
 
 from core.data.drafting import check_supports, enumerate_trees
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 from core.data.laws import get_law, tree_outcome_count
 from core.data.levels import level_conditionals
 from core.data.shapes import Shape

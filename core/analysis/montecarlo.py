@@ -19,7 +19,7 @@ import numpy as np
 from toy_models import ToyModel
 
 from core.analysis.exact import resolve_drafts
-from core.analysis.sampling import draw_block, draw_tree
+from core.analysis.toy_drafts import draw_block, draw_tree
 from core.data.coins import generator
 from core.data.drafting import check_supports
 from core.data.shapes import Shape

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping
 from toy_models import PRESETS, ToyModel, from_json
 
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 from core.errors import InvalidInput
 from core.sweep.config import FAMILIES, InstanceKey
 from core.sweep.engine import map_batches

@@ -15,7 +15,7 @@ from __future__ import annotations
 from core.analysis.exact import LOSSLESS_TOL
 from core.analysis.released_ports import hsd_numbers, hsd_stream_numbers
 from core.claims.base import Claim, Family, Instance, Source, beats_trial, holds, lossless_trial
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 
 SOURCE = Source("hsd", "Zhou et al., Hierarchical speculative decoding (ICLR 2026), as released",
                 "arXiv 2601.05724; github.com/ZhouYuxuanYX/Hierarchical-Speculative-Decoding at f3adf7f "

@@ -30,7 +30,7 @@ from toy_models import IIDModel, ToyModel, random_pair
 from core import bounds
 from core.analysis.compensation import IterationResult, compensate, iterate_exact
 from core.analysis.exact import LOSSLESS_TOL, ExactResult, exact_analysis
-from core.analysis.sampling import draw_block
+from core.analysis.toy_drafts import draw_block
 from core.claims.base import FAILS, HOLDS, NA, STATUSES, Claim, Instance, Source
 from core.errors import InvalidInput
 from core.rules.registry import get_verifier

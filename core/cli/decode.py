@@ -14,6 +14,7 @@ from typing import Sequence
 
 
 from core.cli.args import CLIError, Parser, int_range, report_errors, temperature_arg
+from core.data.laws import LAWS
 
 
 def _top_p(text: str) -> float:
@@ -63,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="number of drafts (default 1); with --budget, the nodes expanded per depth (default 4)")
     dec.add_argument("--L", type=int_range("L", 1, 32), default=None,
                      help="draft length (default 4); with --budget, the tree's depth")
-    dec.add_argument("--law", choices=["iid", "wor", "topk", "greedy"], default=None,
+    dec.add_argument("--law", choices=tuple(LAWS), default=None,
                      help="draft law (default iid): i.i.d. draws, without replacement (Gumbel-top-k), "
                           "the k most probable tokens, or the k - 1 most probable and one sampled")
     shape = dec.add_mutually_exclusive_group()
@@ -139,10 +140,10 @@ def check_args(args) -> None:
 
 
 def _load(args):
-    from core.decoding import load_pair, toy_pair
+    from core.decoding import load_pair, bundled_pair
     kwargs = dict(device=args.device, dtype=args.dtype, pack=not args.no_pack)
     if args.pair:
-        return toy_pair(args.pair, **kwargs)
+        return bundled_pair(args.pair, **kwargs)
     return load_pair(args.target, args.draft, **kwargs)
 
 

@@ -10,8 +10,8 @@ result is printed only if every number in it is finite: a NaN or an infinity is 
 line on stderr per rule, and lists it under ``skipped`` in the JSON; that rule alone is an error.
 A rule's own parameters (``--epsilon``, ``--delta``: ``typical``'s; ``--variant``: ``hsd``'s;
 ``--release``: ``eagle``'s, which also reads ``--temperature``) go to the rules that take them;
-``--method all`` with --K/--L alone leaves out the rules added after its output was fixed
-(``Verifier.listed_on_chains``), which it lists with --tree or --law.
+``--method all`` with --K/--L alone compares the papers' rules and leaves out the released ports
+(``Verifier.released_port``), which it lists with --tree or --law.
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ import sys
 from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
+from core.data.laws import LAWS
 
 BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
-LAW_NAMES = ("iid", "wor", "topk", "greedy")       # core.data.laws.LAWS, without importing it here
 #: Why ``--method all`` skips a rule on a token tree or another law.
 CHAINS_ONLY = "defined on K i.i.d. chains only"
 
@@ -40,7 +40,7 @@ def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
         p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
         p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
                        "a node of depth d gets b_(d+1) draws per copy")
-        p.add_argument("--law", choices=LAW_NAMES, help="the draft law (default iid): at the root of "
+        p.add_argument("--law", choices=tuple(LAWS), help="the draft law (default iid): at the root of "
                        "chains, at every node of a tree")
     p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")
@@ -135,13 +135,13 @@ def _load_models(args):
 
 
 def _methods(name: str, chains: bool = False) -> list[str]:
-    """The rules ``--method`` names; ``all`` on --K/--L alone (``chains``) leaves out the rules that
-    are listed only with --tree or --law (``Verifier.listed_on_chains``)."""
+    """The rules ``--method`` names; ``all`` on --K/--L alone (``chains``) leaves out the released
+    ports (``Verifier.released_port``), which are listed with --tree or --law."""
     from core.rules.registry import ALIASES, method_names, resolve
 
     names = method_names()
     if name == "all":
-        return [n for n in names if resolve(n).listed_on_chains or not chains]
+        return [n for n in names if not (chains and resolve(n).released_port)]
     if name not in names and name not in ALIASES:
         raise CLIError(f"unknown method {name!r}; choose one of {', '.join(names)} or all")
     return [name]

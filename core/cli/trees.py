@@ -18,7 +18,7 @@ from typing import Sequence
 
 from core.cli.args import MAX_L, Parser, int_range, report_errors
 from core.cli.lab import _add_models, _emit, _load_models, _table
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 
 #: Above this estimate (seconds) the table reports its progress on stderr.
 PROGRESS_SECONDS = 2.0

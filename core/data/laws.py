@@ -284,6 +284,12 @@ class DraftLaw:
     source: ClassVar[str]
     #: True when the k draws at a node are distinct tokens (every multiplicity is 1).
     distinct: ClassVar[bool] = True
+    #: How the decoder draws the law on the models' device: the name of its drawer in
+    #: ``core.decoding.draft_laws.DEVICE_DRAWERS`` (torch stays out of this layer).
+    device_drawer: ClassVar[str]
+    #: How every chart draws the law: its colour ("#rrggbb") and marker symbol.
+    color: ClassVar[str]
+    marker: ClassVar[str]
 
     def draw(self, P: np.ndarray, k: int, coins: Coins) -> tuple[int, ...]:  # pragma: no cover
         """The k draws from P, in the law's visit order."""
@@ -341,6 +347,8 @@ class IID(DraftLaw):
     summary = "k independent draws from p(·|u); equal draws merge into one child of that multiplicity."
     source = "Miao et al. 2024 (SpecInfer); Sun et al. 2023 (SpecTr); K i.i.d. drafts"
     distinct = False
+    device_drawer = "inverse_cdf"
+    color, marker = "#332288", "circle"
 
     def draw(self, P, k, coins):
         return tuple(coins.categorical(P) for _ in range(k))
@@ -371,6 +379,8 @@ class WOR(DraftLaw):
     summary = "k distinct tokens, each drawn from p(·|u) without the earlier ones, renormalised."
     source = ("Sequoia (arXiv 2402.12374); EAGLE-1 (arXiv 2401.15077); Jeon et al., RSD "
               "(arXiv 2402.14160); Gumbel-top-k (Kool et al., arXiv 1903.06059)")
+    device_drawer = "gumbel_top"
+    color, marker = "#117733", "square"
 
     def draw(self, P, k, coins):
         free = np.asarray(P, dtype=np.float64).copy()
@@ -401,6 +411,8 @@ class TopK(DraftLaw):
     label = "the k most probable tokens"
     summary = "The k most probable tokens of p(·|u), deterministically, visited in rank order."
     source = "EAGLE-2 (arXiv 2406.16858); SGLang (arXiv 2312.07104)"
+    device_drawer = "ranked_top"
+    color, marker = "#cc6677", "diamond"
 
     def draw(self, P, k, coins):
         return top_ranked(P, k)
@@ -427,6 +439,8 @@ class Greedy(DraftLaw):
     summary = ("The k − 1 most probable tokens of p(·|u) and one token sampled from the rest, "
                "visited sampled first.")
     source = "Hu et al., ICLR 2025 (arXiv 2502.18779); SpecHub (arXiv 2411.05289) at k = 2"
+    device_drawer = "sampled_then_top"
+    color, marker = "#ddcc77", "triangle-up"
 
     def draw(self, P, k, coins):
         top = top_ranked(P, k - 1)
@@ -448,7 +462,8 @@ class Greedy(DraftLaw):
         return (False,) + (True,) * (k - 1)     # X first, then Top
 
 
-#: Every draft law, by name, in display order.
+#: Every draft law, by name, in display order: the one list of the laws' names, which the command
+#: line, the benchmarks, the sweeps, the pages and the figures read.
 LAWS: dict[str, DraftLaw] = {law.name: law for law in (IID(), WOR(), TopK(), Greedy())}
 
 

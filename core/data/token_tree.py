@@ -56,6 +56,10 @@ class TokenTree:
         """The law that drew the children of the nodes at ``depth``."""
         return get_law(self.shape.law_at(depth, self.law.name))
 
+    def program_of(self, rule):
+        """``rule``'s coin program for a token tree (``Verifier.run_tree``)."""
+        return rule.run_tree
+
     def table(self) -> dict[Node, dict[int, tuple[int, int]]]:
         """For every internal node u: {child token: (index of its first draw at u, multiplicity)}."""
         out = self.memo.get("table")

@@ -68,6 +68,21 @@ class DraftBlock:
                 seen.setdefault(self.draft(k)[:depth], None)
         return list(seen)
 
+    def table(self) -> dict[Node, dict[int, tuple[int, int]]]:
+        """For every internal node s: {child token c: (first draft through s·c, multiplicity of s·c)}
+        (``TokenTree.table`` for a token tree)."""
+        out: dict[Node, dict[int, list[int]]] = {}
+        for k in range(self.K):
+            x = self.draft(k)
+            for d in range(self.L):
+                entry = out.setdefault(x[:d], {}).setdefault(x[d], [k, 0])
+                entry[1] += 1
+        return {s: {c: (v[0], v[1]) for c, v in kids.items()} for s, kids in out.items()}
+
+    def program_of(self, rule):
+        """``rule``'s coin program for K i.i.d. drafts (``Verifier.run_chains``)."""
+        return rule.run_chains
+
     def multiplicity(self, s: Node) -> int:
         """How many drafts pass through node s."""
         return sum(self.draft(k)[: len(s)] == s for k in range(self.K))

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import torch
 
-from core.decoding.token_tree import DraftTree, HostTree
+from core.decoding.device_tree import DraftTree, HostTree
 from core.decoding.tree_attention import attention_dtype, tree_attention_support, tree_mask, tree_positions
 
 

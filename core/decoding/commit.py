@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from core.data.trace import Verdict
+from core.data.outcome import Verdict
 from core.decoding.cached_lm import CachedLM
 from core.decoding.proposal import Proposal
 

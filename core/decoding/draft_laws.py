@@ -1,9 +1,10 @@
-"""The four draft laws on the models' device: the draws at a node, in the law's visit order.
+"""The draft laws on the models' device: the draws at a node, in the law's visit order.
 
 ``core.data.laws`` writes each law once for the exact laboratory (draws through coins, visit order,
-exact S_i); here the same laws draw from the decoder's float64 node vectors where they are, rows of
-nodes at a time, with the run's seeded ``torch.Generator``, so that nothing crosses to the host
-while a tree is drafted.  At a node with P = p(·|u) and k draws:
+exact S_i), and each law names its drawer here (``DraftLaw.device_drawer``): the same law drawn
+from the decoder's float64 node vectors where they are, rows of nodes at a time, with the run's
+seeded ``torch.Generator``, so that nothing crosses to the host while a tree is drafted.  At a node
+with P = p(·|u) and k draws:
 
 - ``iid``: k independent draws from P (``sampling.sample``, inverse CDF), in draw order;
 - ``wor``: Gumbel-top-k (Kool et al., arXiv 1903.06059): the k largest of log P(x) + G_x, G i.i.d.
@@ -15,8 +16,11 @@ while a tree is drafted.  At a node with P = p(·|u) and k draws:
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
+from core.data.laws import DraftLaw
 from core.decoding.sampling import sample
 
 
@@ -50,15 +54,30 @@ def gumbel_top(probs: torch.Tensor, k: int, generator: torch.Generator) -> torch
     return torch.topk(keys, int(k), dim=-1).indices
 
 
-def draw_distinct(law: str, probs: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
-    """The k draws of ``law`` (``wor``, ``topk`` or ``greedy``) at each row's node, (n, k), in the
-    law's visit order (module docstring)."""
-    if law == "topk":
-        return ranked_top(probs, k)
-    if law == "wor":
-        return gumbel_top(probs, k, generator)
-    if law == "greedy":
-        top = ranked_top(probs, k - 1)
-        rest = probs.scatter(-1, top, 0.0)
-        return torch.cat([sample(rest, generator)[:, None], top], dim=-1)
-    raise ValueError(f"{law!r} is not a distinct-token law")
+def inverse_cdf(probs: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+    """k independent draws from each row of ``probs`` (n, V), in draw order: (n, k)."""
+    return sample(probs.repeat_interleave(int(k), dim=0), generator).reshape(-1, int(k))
+
+
+def sampled_then_top(probs: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+    """One draw X from each row without its k − 1 first tokens in rank order (Top), renormalised,
+    then Top: (n, k)."""
+    top = ranked_top(probs, k - 1)
+    rest = probs.scatter(-1, top, 0.0)
+    return torch.cat([sample(rest, generator)[:, None], top], dim=-1)
+
+
+#: Each law's drawer, by the name the law gives (``DraftLaw.device_drawer``): (probs, k, generator)
+#: -> (n, k) token ids.
+DEVICE_DRAWERS: dict[str, Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]] = {
+    "inverse_cdf": inverse_cdf,
+    "gumbel_top": gumbel_top,
+    "ranked_top": lambda probs, k, generator: ranked_top(probs, k),
+    "sampled_then_top": sampled_then_top,
+}
+
+
+def draw_on_device(law: DraftLaw, probs: torch.Tensor, k: int, generator: torch.Generator) -> torch.Tensor:
+    """The k draws of ``law`` at each row's node, (n, k), in the law's visit order (module
+    docstring), by the drawer the law names."""
+    return DEVICE_DRAWERS[law.device_drawer](probs, k, generator)

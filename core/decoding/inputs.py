@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.pairs import ModelPair
 
 

@@ -5,7 +5,7 @@ over their whole distributions), so it cannot verify drafts from a real language
 """
 from __future__ import annotations
 
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.rules.registry import ALIASES, REGISTRY, method_names
 
 

@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from core.decoding.traces import IterationTrace
+from core.decoding.iteration_trace import IterationTrace
 
 #: Wall-clock phases of a run; all but ``prefill`` repeat every iteration.
 PHASES = ("prefill", "draft", "target", "verify", "cache", "other")

@@ -5,7 +5,7 @@ tokenizers must have the same vocabulary (token -> id) and the same special toke
 embedding matrix is padded beyond the tokenizer (common on hub models) are fine: logits are sliced to
 the tokenizer's size, ``ModelPair.vocab_size``.
 
-``load_pair(target, draft)`` takes local directories or hub names; ``toy_pair()`` loads the bundled
+``load_pair(target, draft)`` takes local directories or hub names; ``bundled_pair("toy")`` loads the toy
 pair trained by ``toy_models/train_pair.py``.  Every failure raises ``PairError`` with one sentence.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from core.decoding.errors import PairError
+from core.errors import PairError
 from core.decoding.packed_linear import pack_linears
 from core.decoding.sources import check_source
 
@@ -247,7 +247,7 @@ def load_pair(target: str | Path, draft: str | Path, *, device: str | torch.devi
     >>> load_pair(root / "missing", root / "draft")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    core.decoding.errors.PairError: the target path .../toy_models/pystdlib/missing is not a model directory
+    core.errors.PairError: the target path .../toy_models/pystdlib/missing is not a model directory
     """
     device = torch.device(device) if device is not None else default_device()
     dtype = resolve_dtype(dtype, device)

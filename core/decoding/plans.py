@@ -38,7 +38,7 @@ from typing import Sequence, Union
 
 from core.data.laws import LAWS, get_law
 from core.data.shapes import Shape
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.errors import InvalidInput
 
 #: A path of ranks (1-based) from the root: (1, 2) = the 2nd child of the 1st child of the root.

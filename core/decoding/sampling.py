@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding import transfer
 from core.decoding.transfer import float64_device
 

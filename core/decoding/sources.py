@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.decoding.errors import PairError
+from core.errors import PairError
 
 
 def check_source(source: str | Path, role: str) -> tuple[bool, str]:

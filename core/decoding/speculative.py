@@ -33,7 +33,7 @@ import torch
 
 from core.decoding.cached_lm import cached_lm
 from core.decoding.commit import extend, finish, keep_accepted
-from core.decoding.errors import DecodingError
+from core.errors import DecodingError
 from core.decoding.inputs import check_request
 from core.decoding.methods import check_method
 from core.decoding.metrics import Generation, device_generator, phase_times, summarize, synchronize
@@ -42,7 +42,7 @@ from core.decoding.plans import DraftPlan, DynamicPlan, StaticPlan, check_plan, 
 from core.decoding.proposal import DraftProposer
 from core.decoding.sampling import SamplingConfig
 from core.decoding.scoring import TargetScorer
-from core.decoding.traces import IterationTrace
+from core.decoding.iteration_trace import IterationTrace
 from core.decoding.verification import iteration_trace, root_acceptance, verify
 from core.rules.registry import Verifier, get_verifier
 

@@ -2,7 +2,7 @@
 
 A call feeds, in one row, some context tokens not yet in the KV cache ("pending": the last token
 of the context, and the extra token and the last draft token after an accepted block) and tree
-nodes ``lo..hi-1`` (breadth-first indices, ``core.decoding.token_tree``).  Its attention mask is a
+nodes ``lo..hi-1`` (breadth-first indices, ``core.decoding.device_tree``).  Its attention mask is a
 4D additive float mask, as transformers takes it for Llama-family models (returned as is by
 ``masking_utils.create_causal_mask`` and added to the attention scores by the SDPA and eager
 kernels), of shape (1, 1, rows, columns):
@@ -31,7 +31,7 @@ import weakref
 
 import torch
 
-from core.decoding.token_tree import DraftTree
+from core.decoding.device_tree import DraftTree
 
 log = logging.getLogger("core.decoding")
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.bounds import single_token_optimum
-from core.data.trace import Verdict
+from core.data.outcome import Verdict
 from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
 from core.decoding.proposal import Proposal
-from core.decoding.traces import IterationTrace, TreeNodeTrace
+from core.decoding.iteration_trace import IterationTrace, TreeNodeTrace
 from core.rules.base import Verifier
 
 #: Top entries kept for each distribution in a trace.

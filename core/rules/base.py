@@ -20,7 +20,7 @@ from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outco
 from core.data.laws import get_law
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Verdict
+from core.data.outcome import Outcome, Verdict
 from core.data.tree import DraftBlock, Node
 
 
@@ -72,10 +72,12 @@ class Verifier:
     #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
     parameters: ClassVar[tuple[str, ...]] = ()
 
-    #: Whether ``exact --method all`` with --K/--L alone lists the rule, and whether a sweep runs it by
-    #: default (``core.sweep.config.default_methods``).  False for a rule added after those outputs were
-    #: fixed (they stay byte-identical); ``exact`` lists it with --tree or --law.
-    listed_on_chains: ClassVar[bool] = True
+    #: Whether the rule is ported from a released code base (its repository and commit are in
+    #: ``source``) rather than from a paper's algorithm.  ``exact --method all`` on --K/--L alone and a
+    #: sweep's default rules (``core.sweep.config.default_methods``) compare the papers' rules on K
+    #: i.i.d. drafts; a released port runs by name, is audited by its claims (``core.claims``), and is
+    #: listed by ``exact --method all`` with --tree or --law.
+    released_port: ClassVar[bool] = False
 
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
     #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets
@@ -87,8 +89,20 @@ class Verifier:
         """Whether the rule is defined on drafts of this shape and law (``token_trees``)."""
         return cls.token_trees or shape.is_iid_chains(get_law(law).name)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
+        """The rule's coin program on the drafts: each kind of draft names the rule's program for it
+        (``block.program_of``: ``run_chains`` for a ``DraftBlock``, ``run_tree`` for a
+        ``TokenTree``), so no rule asks what it was given."""
+        return block.program_of(self)(block, coins)
+
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+        """The coin program on K i.i.d. drafts of length L (every rule)."""
         raise NotImplementedError
+
+    def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+        """The coin program on a token tree of any shape and law (the rules with ``token_trees``)."""
+        raise VerifierError(f"{self.name} is defined on K i.i.d. chains only, not on a token tree of "
+                            f"{tree.shape.label} drafted by {tree.law.name}")
 
     def verify(self, block: DraftBlock | TokenTree, rng: np.random.Generator | int) -> Verdict:
         """One seeded verification step: the accepted sub-block, its draft, the extra token."""
@@ -100,7 +114,8 @@ class Verifier:
     def law(self, block: DraftBlock | TokenTree) -> dict[tuple[Node, int], float]:
         """Exact P(O = (s, y) | drafts), summed over every internal coin."""
         law: dict[tuple[Node, int], float] = defaultdict(float)
-        for prob, out in enumerate_outcomes(lambda coins: self.run(block, coins)):
+        run = block.program_of(self)
+        for prob, out in enumerate_outcomes(lambda coins: run(block, coins)):
             residual = out.residual / out.residual.sum()
             for y in np.flatnonzero(residual > 0):
                 law[(out.accepted, int(y))] += prob * float(residual[y])
@@ -110,8 +125,9 @@ class Verifier:
         """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
         ``max_leaves`` coin outcomes.  Rules with a closed form override this and set
         ``closed_form_tau``."""
+        run = block.program_of(self)
         try:
-            leaves = enumerate_outcomes(lambda coins: self.run(block, coins), max_leaves)
+            leaves = enumerate_outcomes(lambda coins: run(block, coins), max_leaves)
         except TooManyOutcomes:
             return None
         return float(sum(prob * out.tau for prob, out in leaves))

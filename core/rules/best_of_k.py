@@ -18,7 +18,7 @@ import numpy as np
 from core.rules.block import block_output_levels, block_verify
 from core.data.coins import Coins
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 
@@ -246,7 +246,7 @@ class BestOfKBV(Verifier):
     needs_models = False
     closed_form_tau = False
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         k = select_best(block)
         x = block.draft(k)
         nodes = [x[:i] for i in range(block.L + 1)]

@@ -20,7 +20,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, positive_part, residual
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 
@@ -203,7 +203,7 @@ class BV(Verifier):
     needs_models = False
     closed_form_tau = True
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         x, nodes, p_rows, q_rows = _path_rows(block, 0)
         trace = Trace()
         tau, dist = block_verify(x, p_rows, q_rows, coins, trace, nodes, 0)

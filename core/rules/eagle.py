@@ -27,14 +27,14 @@ Where the two releases differ (``RELEASES``), the bonus line alone:
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 
@@ -71,8 +71,7 @@ class Eagle(Verifier):
     closed_form_tau = False
     token_trees = True
     parameters: ClassVar[tuple[str, ...]] = ("release", "temperature")
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def __init__(self, release: str = RELEASES[0], temperature: float = 1.0):
         if release not in RELEASES:
@@ -86,18 +85,21 @@ class Eagle(Verifier):
         """The bonus law at a node whose target law (at temperature T) is q."""
         return q if self.release == "current" else raw_bonus(q, self.temperature)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        if isinstance(block, TokenTree):
-            tree = block
-            table = tree.table()
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+        """K i.i.d. chains as their token tree, each node offered by the first draft through it."""
+        def draft_of(node: Node) -> int:
+            return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
+        return self._walk(TokenTree.from_block(block), coins, draft_of)
 
-            def draft_of(node: Node) -> int:
-                return table[node[:-1]][node[-1]][0]
-        else:
-            tree = TokenTree.from_block(block)
+    def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+        """Each node offered by the first of its parent's draws that drew it."""
+        table = tree.table()
 
-            def draft_of(node: Node) -> int:
-                return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
+        def draft_of(node: Node) -> int:
+            return table[node[:-1]][node[-1]][0]
+        return self._walk(tree, coins, draft_of)
+
+    def _walk(self, tree: TokenTree, coins: Coins, draft_of: Callable[[Node], int]) -> Outcome:
         trace = Trace()
         u: Node = ()
         while True:

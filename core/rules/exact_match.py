@@ -23,7 +23,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.trace import Outcome
+from core.data.outcome import Outcome
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 from core.rules.token_level import token_walk
@@ -49,10 +49,9 @@ class ExactMatch(Verifier):
     lossless_by_theory = True   # every emitted token is a target sample (module docstring)
     needs_models = False
     closed_form_tau = True
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         def mismatch(u: Node, token: int) -> np.ndarray:
             """The target's sample given that it is not the draft token: q(·|u) without it."""
             others = block.q[u].copy()

@@ -48,7 +48,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from core.data.coins import Coins, enumerate_outcomes
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 
@@ -92,8 +92,7 @@ class HSD(Verifier):
     needs_models = False
     closed_form_tau = False
     parameters: ClassVar[tuple[str, ...]] = ("variant",)
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def __init__(self, variant: str = VARIANTS[0]):
         if variant not in VARIANTS:
@@ -141,7 +140,7 @@ class HSD(Verifier):
             return L - n, r, T
         return stop, r, T
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         trace = Trace()
         L = block.L
         drafts = 1 if self.variant == "algorithm_clean" else block.K

@@ -23,7 +23,7 @@ from core.data.laws import get_law
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 
@@ -84,7 +84,7 @@ class LPOptimal(Verifier):
             raise VerifierError(f"these drafts ({shape.label} drafted by {name}, V={V}) are not "
                                 f"those the plan was solved for ({solved}, V={plan.V})")
 
-    def _run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+    def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
         self._check_drafts(tree.shape, tree.law.name, tree.V)
         leaves = tree.leaves()
         if self.plan.shape is None:      # i.i.d. chains: the plan is keyed by the draft multiset
@@ -102,9 +102,7 @@ class LPOptimal(Verifier):
         first = tree.table()[s[:-1]][s[-1]][0] if s else -1
         return Outcome(s, first, residual, trace)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        if isinstance(block, TokenTree):
-            return self._run_tree(block, coins)
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         plan = self.plan
         if (block.K, block.L, block.V) != (plan.K, plan.L, plan.V):
             raise VerifierError(

@@ -21,7 +21,7 @@ import numpy as np
 
 from core.rules.block import block_law, block_verify
 from core.data.coins import Coins
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 
@@ -41,7 +41,7 @@ class RBV(Verifier):
     needs_models = False
     closed_form_tau = False
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         trace = Trace()
         s, s_draft = (), -1
         T = block.q[()]

@@ -149,8 +149,8 @@ def display_name(rule: str | Verifier | type[Verifier], shape: Shape | None = No
 
     On token trees (``shape`` given: a static tree, or chains asked for with a draft law) the
     ``specinfer`` rule *is* top-down multi-round rejection on every shape and law, and is shown as
-    ``rrs``, the name the token-tree literature and docs/maths.md use.  On today's K i.i.d. drafts
-    (``shape`` None) every rule keeps its registered name, so those outputs stay as they were.
+    ``rrs``, the name the token-tree literature and docs/maths.md use.  On K i.i.d. drafts
+    (``shape`` None) every rule keeps its registered name.
 
     >>> display_name("specinfer"), display_name("rrs", Shape.tree((2, 2))), display_name("traversal", Shape.tree((2,)))
     ('specinfer', 'rrs', 'traversal')

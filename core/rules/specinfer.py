@@ -25,7 +25,7 @@ from core.data.laws import NodeState, Policy, depth_policies, get_law, tree_stat
 from core.data.levels import OutputLevels, node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.tree_walk import TreeWalkVerifier, tree_walk
 
@@ -146,10 +146,11 @@ class SpecInfer(TreeWalkVerifier):
     walk = "rounds"
     core = staticmethod(rrs_core)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        if isinstance(block, TokenTree):
-            return rrs_walk(block, coins, depth_policies(block.shape, block.law, per_draw=True))
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         return tree_walk(block, coins, rrs_core)
+
+    def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+        return rrs_walk(tree, coins, depth_policies(tree.shape, tree.law, per_draw=True))
 
     def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
         """Exact output law on (shape, law) (``rrs_output_law``, per-draw rounds for ``iid``)."""

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.trace import Trace
+from core.data.outcome import Trace
 from core.data.tree import Node
 from core.rules.tree_walk import TreeWalkVerifier
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import residual
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 
@@ -181,7 +181,7 @@ class SpecTrGBV(Verifier):
     needs_models = False
     closed_form_tau = False
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         K, L = block.K, block.L
         gbv = block.memo.get("spectr_gbv")
         if gbv is None:

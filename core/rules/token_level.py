@@ -13,7 +13,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 from toy_models import IIDModel, MarkovModel
@@ -53,7 +53,7 @@ class SD(Verifier):
     needs_models = False
     closed_form_tau = True
 
-    def run(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         return token_walk(block, _ratios(block), "accept",
                           lambda u, _: residual(block.q[u] - block.p[u], block.q[u]), coins)
 

@@ -22,7 +22,7 @@ from core.data.laws import FirstAppearance, depth_policies, get_law, tree_state_
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome
+from core.data.outcome import Outcome
 from core.data.tree import DraftBlock, Node
 from core.rules.traversal_walk import TraversalVerifier, traversal_output_law, traversal_walk
 
@@ -49,10 +49,11 @@ class Traversal(TraversalVerifier):
 
     policy = staticmethod(first_appearance)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        if isinstance(block, TokenTree):
-            return traversal_walk(block, coins, depth_policies(block.shape, block.law))
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         return traversal_walk(block, coins, first_appearance)
+
+    def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
+        return traversal_walk(tree, coins, depth_policies(tree.shape, tree.law))
 
     def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
         """Exact output law on (shape, law): ``traversal_output_law`` with the law's policy per depth."""

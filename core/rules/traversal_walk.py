@@ -37,7 +37,7 @@ from core.data.distributions import acceptance_ratio, positive_part, residual
 from core.data.laws import NodeState, Policy, first_drafted, iid_branches  # noqa: F401 (the rules' names)
 from core.data.levels import OutputLevels
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier
 
@@ -50,17 +50,6 @@ def residual_update(w: float, T: np.ndarray, S: np.ndarray, root: bool) -> tuple
     if root:
         return 1.0, T_next, A
     return (A / (A + (1.0 - w)) if A > 0.0 else 0.0), T_next, A
-
-
-def _children(block: DraftBlock) -> dict[Node, dict[int, tuple[int, int]]]:
-    """For every internal node b: {token c: (first draft through b·c, multiplicity of b·c)}."""
-    out: dict[Node, dict[int, list[int]]] = {}
-    for k in range(block.K):
-        x = block.draft(k)
-        for d in range(block.L):
-            entry = out.setdefault(x[:d], {}).setdefault(x[d], [k, 0])
-            entry[1] += 1
-    return {b: {c: (v[0], v[1]) for c, v in kids.items()} for b, kids in out.items()}
 
 
 def _policies(policy: Policy | Sequence[Policy], L: int) -> list[Policy]:
@@ -79,7 +68,7 @@ def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
     first draw among its parent's draws."""
     trace = Trace()
     L = block.L
-    children = block.table() if isinstance(block, TokenTree) else _children(block)
+    children = block.table()
     policies = _policies(policy, L)
 
     def first(b: Node) -> int:
@@ -205,7 +194,7 @@ class TraversalVerifier(Verifier):
     policy: ClassVar[Policy]
     walk = "leaf-to-root"
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         return traversal_walk(block, coins, type(self).policy)
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:

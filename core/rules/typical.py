@@ -45,7 +45,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.token_tree import TokenTree
-from core.data.trace import Outcome, Trace
+from core.data.outcome import Outcome, Trace
 from core.data.tree import DraftBlock, Node
 from core.rules.base import Verifier, VerifierError
 
@@ -129,8 +129,7 @@ class Typical(Verifier):
     closed_form_tau = False
     token_trees = True
     parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "extra_token")
-    #: Not in ``exact --method all`` on --K/--L alone, whose output predates it (listed with --tree/--law).
-    listed_on_chains = False
+    released_port = True
 
     def __init__(self, epsilon: float = MEDUSA_EPSILON, delta: float = MEDUSA_DELTA,
                  extra_token: str = "greedy"):
@@ -145,14 +144,16 @@ class Typical(Verifier):
             raise VerifierError(f"extra_token must be one of {', '.join(EXTRA_TOKENS)}, got {extra_token!r}")
         self.epsilon, self.delta, self.extra_token = epsilon, delta, extra_token
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        if isinstance(block, TokenTree):
-            tree, draft_of = block, None
-        else:       # K i.i.d. chains: their token tree, and each node offered by the first draft through it
-            tree = TokenTree.from_block(block)
+    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+        """K i.i.d. chains as their token tree, each node offered by the first draft through it."""
+        def draft_of(node: Node) -> int:
+            return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
+        return self.run_tree(TokenTree.from_block(block), coins, draft_of)
 
-            def draft_of(node: Node) -> int:
-                return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
+    def run_tree(self, tree: TokenTree, coins: Coins,
+                 draft_of: Callable[[Node], int] | None = None) -> Outcome:
+        """The longest typical prefix of ``tree``; a node is offered by ``draft_of`` (default: the
+        first of its parent's draws that drew it)."""
         trace = Trace() if self.complete_trace else None
         s = typical_prefix(tree, self.epsilon, self.delta, trace, draft_of)
         q = tree.q[s]

@@ -29,7 +29,7 @@ from core.rules.registry import ALIASES, REGISTRY, resolve
 
 FAMILIES = ("iid", "markov", "table", "near")
 BOUNDS = ("lp", "acausal", "cic")
-#: The one lossy rule the default leaderboard shows beside the lossless ones (named by the issue).
+#: The one lossy rule the default leaderboard shows beside the lossless ones.
 DEFAULT_LOSSY = ("spectr_gbv",)
 #: Lossy rules a draft sweep adds by default where they are registered (Medusa's typical acceptance,
 #: defined on every token tree): not in ``default_methods``, so that a sweep of K i.i.d. chains
@@ -71,10 +71,10 @@ class DraftKey(NamedTuple):
 
 def default_methods() -> tuple[str, ...]:
     """Every registered lossless rule that needs no model of its own (``lp_optimal``'s value is the
-    LP column), plus ``DEFAULT_LOSSY``, leaving out the rules added after the sweeps' outputs were
-    fixed (``Verifier.listed_on_chains``); read from the registry's metadata at run time."""
+    LP column), plus ``DEFAULT_LOSSY``, leaving out the released ports (``Verifier.released_port``,
+    audited by their claims); read from the registry's metadata at run time."""
     return tuple(name for name, cls in REGISTRY.items()
-                 if not cls.needs_models and cls.listed_on_chains
+                 if not cls.needs_models and not cls.released_port
                  and (cls.lossless_by_theory or name in DEFAULT_LOSSY))
 
 

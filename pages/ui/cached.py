@@ -15,14 +15,14 @@ import streamlit as st
 from core import bounds
 from core.analysis.exact import MAX_SECONDS, estimated_seconds, exact_analysis
 from core.analysis.montecarlo import monte_carlo as run_monte_carlo
-from core.analysis.sampling import draw_block, draw_tree
+from core.analysis.toy_drafts import draw_block, draw_tree
 from core.data.drafting import check_supports
 from core.rules.registry import REGISTRY, get_verifier, make_verifier
 from pages.ui.text import duration, label
 from toy_models import from_json
 
-#: Above this many V^(K·L) draft outcomes a configuration counts as "large" (the issue's bound for
-#: answers within a second).
+#: Above this many V^(K·L) draft outcomes a configuration counts as "large" (beyond it an answer may
+#: take more than a second).
 SMALL_OUTCOMES = 4096
 #: Optimal-LP sizes (``core.bounds.lp_size``) solved without asking; well under a second on two cores.
 LP_AUTO = 6_000
@@ -112,7 +112,7 @@ def monte_carlo(spec: str, method: str, K: int, L: int, n: int, seed: int):
 
 
 def draw(spec: str, K: int, L: int, seed: int):
-    """K drafts of length L with p and q along the tree (``core.analysis.sampling.draw_block``)."""
+    """K drafts of length L with p and q along the tree (``core.analysis.toy_drafts.draw_block``)."""
     draft, target = models(spec)
     return draw_block(draft, target, K, L, seed)
 
@@ -271,7 +271,7 @@ def topk_value(spec: str, shape) -> float:
 
 
 def draw_token_tree(spec: str, shape, law: str, seed: int):
-    """One token tree of ``shape`` drafted by ``law``, seeded (``core.analysis.sampling.draw_tree``),
+    """One token tree of ``shape`` drafted by ``law``, seeded (``core.analysis.toy_drafts.draw_tree``),
     after checking that the law exists at every node the draft can reach (one sentence if not)."""
     draft, target = models(spec)
     check_supports(draft.cond, shape, law)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import toy_models
-from core.decoding.errors import PairError
+from core.errors import PairError
 from pages.ui.roots import OutsideRoot, Root
 
 #: The models root: ``$EXPLORER_MODELS_ROOT``, else ``models/`` under the working folder.

@@ -15,10 +15,10 @@ from typing import Callable, Hashable
 import streamlit as st
 import torch
 
-from core.decoding import hub_presets, load_pair, toy_pair
-from core.decoding.errors import PairError
+from core.decoding import hub_presets, load_pair, bundled_pair
+from core.errors import PairError
 from core.decoding.threads import default_threads, fastest_threads
-from pages.ui import errors, models_root, routing
+from pages.ui import error_boundary, models_root, routing
 
 __all__ = ["PAIR_SOURCES", "BackgroundLoads", "LOADS", "loaded_pair", "pair_picker", "pair_id", "fastest_threads",
            "pair_link", "pair_link_params"]
@@ -88,13 +88,13 @@ def _load(source: str, target, draft):
     folders under ``toy_models/``), not by the server's paths."""
     if source == PAIR_SOURCES[0]:
         try:
-            pair = toy_pair()
+            pair = bundled_pair()
         except PairError as exc:          # "the bundled pair is missing under …": not the server's path
             raise PairError(models_root.hide(str(exc))) from None
         pair.target_name, pair.draft_name = map(models_root.shown_name, (pair.target_name, pair.draft_name))
         return pair
     if source == PAIR_SOURCES[1]:
-        return toy_pair("smollm2")
+        return bundled_pair("smollm2")
     if source == PAIR_SOURCES[2]:
         return load_pair(target, draft)
     return models_root.load(target, draft)
@@ -173,7 +173,7 @@ def pair_picker(prefix: str):
         with st.spinner("Loading the models (once per process)…", show_time=True):
             pair = loaded_pair(source, target, draft)
     except Exception as exc:  # noqa: BLE001
-        errors.show(exc, "the model pair")
+        error_boundary.show(exc, "the model pair")
         if source == PAIR_SOURCES[0]:
             st.caption("Or choose *Local folders or hub names* in the sidebar and give two causal language "
                        "models that share a tokenizer.")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import re
 
-from core.data.fractions import EXACT_TOL, fraction  # noqa: F401 (the pages' fraction is the library's)
+from core.data.exact_fraction import EXACT_TOL, fraction  # noqa: F401 (the pages' fraction is the library's)
 from core.rules.registry import REGISTRY, method_names
 
 
 def clean(x: float) -> float:
     """``x``, with round-off around 0 (|x| ≤ ``EXACT_TOL``: 7.8e-17, −0.0) shown as the 0 it is.
-    ``fraction`` (from ``core.data.fractions``) shows a value as the fraction it equals."""
+    ``fraction`` (from ``core.data.exact_fraction``) shows a value as the fraction it equals."""
     return 0.0 if abs(x) <= EXACT_TOL else float(x)
 
 

@@ -21,7 +21,7 @@ from core.errors import InvalidInput
 from core.rules.registry import BEST_RULES
 from pages.ui import lazy, routing
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
-from pages.ui.errors import explain
+from pages.ui.error_boundary import explain
 from pages.ui.text import all_methods, escape_markdown, method_name
 from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 

@@ -6,13 +6,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from core.data.laws import LAWS
 from pages.ui.figures.layout import _layout
 
 
-#: One colour and marker per draft law (``core.data.laws.LAWS``), from Tol's muted scheme: the laws
-#: are never drawn beside the rules, so sharing the palette does not confuse them.
-LAW_STYLE = {"iid": ("#332288", "circle"), "wor": ("#117733", "square"), "topk": ("#cc6677", "diamond"),
-             "greedy": ("#ddcc77", "triangle-up")}
+#: One colour and marker per draft law, as the law carries them (``DraftLaw.color``, ``.marker``).
+LAW_STYLE = {name: (law.color, law.marker) for name, law in LAWS.items()}
 
 
 #: The markers of the budget chart's reference lines (``budget_curves``' ``bounds``), in order: open,

@@ -6,7 +6,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.data.fractions import fraction
+from core.data.exact_fraction import fraction
 from pages.ui.figures.style import FONT_SIZE, STATUS_COLORS, TICK_SIZE
 from pages.ui.figures.layout import _layout
 

@@ -7,7 +7,7 @@ with denominator ≤ 10^6 more often than not.  A match is therefore accepted on
 
     |x − a/b| ≤ min(1e-12, 1e-4 / b²),
 
-the fixed 1e-12 for b ≤ 10^4 (the former rule) and tighter above it, so that a number that is no
+the fixed 1e-12 for b ≤ 10^4 and tighter above it, so that a number that is no
 fraction at all is shown as one with probability below about 1e-3 whatever the denominator
 (≈ 2·0.3·(2b)²·1e-4/b² summed over dyadic ranges of b), while 72331/46656 computed in float64
 (error ~1e-16, tolerance 4.6e-14) is recognised.

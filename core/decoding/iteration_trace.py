@@ -13,7 +13,7 @@ import numpy as np
 
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.trace import Test, Trace
+from core.data.outcome import Test, Trace
 from core.data.tree import DraftBlock, Node
 
 
