@@ -18,8 +18,8 @@ from benchmarks.browser import ARGS, DEBIAN_CHROMIUM, WATCH_RUN, find_chromium, 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
-except ImportError:  # the browser tests skip; the discovery test still runs
-    sync_playwright = None
+except ImportError:  # the browser tests skip (the ``playwright`` fixture); the discovery test still runs
+    sync_playwright = expect = PlaywrightTimeout = None
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
