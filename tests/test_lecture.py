@@ -56,7 +56,7 @@ def no_refusal(page, where: str) -> None:
     no_exception(page)
     problems = page.locator(PROBLEM)
     assert problems.count() == 0, f"{where}: {problems.first.inner_text()}"
-    refusals = [t for t in page.get_by_test_id("stAlert").all_inner_texts() if REFUSAL.search(t)]
+    refusals = [t for t in page.locator("[data-testid^='stAlertContent']").all_inner_texts() if REFUSAL.search(t)]
     assert not refusals, f"{where}: {refusals}"
 
 
