@@ -28,16 +28,19 @@ BUDGET_AUTO_SECONDS = 3.0
 
 def rule_name(method: str, shape: Shape) -> str:
     """The table's name of a tree rule: its name on token trees and what it does; a rule registered
-    later says whether it is lossy, with the defaults of its own parameters (``typical``'s epsilon and
-    delta)."""
+    later names the parameters the page runs it with (its defaults, those that change what it does:
+    ``typical``'s epsilon and delta, EAGLE's release) and says "lossy" where that instance is lossy by
+    theory (``Verifier.lossless``)."""
     name = display_name(method, shape)
     rule = REGISTRY[method]
     note = "own-law LP" if rule.optimal_lp else WALK_NOTES.get(rule.walk)
     if note:
         return f"{name} ({note})"
-    default = None if rule.needs_models else rule()
-    notes = [f"{p} = {getattr(default, p):g}" for p in rule.parameters
-             if isinstance(getattr(default, p, None), float)] + ([] if rule.lossless_by_theory else ["lossy"])
+    if rule.needs_models:
+        return name
+    default = rule()
+    notes = [f"{p} = {v:g}" if isinstance(v, float) else f"{p} = {v}" for p, v in default.settings().items()]
+    notes += [] if default.lossless() else ["lossy"]
     return f"{name} ({', '.join(notes)})" if notes else name
 
 

@@ -21,7 +21,7 @@ from benchmarks.browser import ARGS
 from core.rules.registry import REGISTRY
 from pages.ui import figures
 from tests.chart_layout import check_chart_layout, check_export_layout, figure_problems, open_export_page
-from tests.test_browser import SHOTS, chromium, no_exception, playwright, results_dir, server, settle  # noqa: F401
+from tests.browser import SHOTS, chromium, no_exception, playwright, results_dir, server, settle  # noqa: F401
 
 #: A 1280×720 window: a lecture room's projector.
 WINDOW = {"width": 1280, "height": 720}
@@ -49,7 +49,7 @@ VIEWS = [
 
 
 @pytest.fixture(scope="module")
-def window(playwright, chromium, tmp_path_factory):  # noqa: F811 - the fixtures of test_browser
+def window(playwright, chromium, tmp_path_factory):  # noqa: F811 - the fixtures of tests.browser
     """A page of a 1280×720 window, and a second page of it that lays exports out (``open_export_page``)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     ctx = playwright.chromium.launch_persistent_context(
@@ -81,7 +81,7 @@ def test_the_leaderboards_charts_fit_a_slide(server, window, results_dir):  # no
     from core.sweep.config import SweepConfig, default_methods
     from core.sweep.engine import run_sweep
     from core.sweep.store import ResultsStore
-    from tests.test_browser import outcome, rerun
+    from tests.browser import outcome, rerun
 
     config = SweepConfig(("iid",), (2,), (2,), (1, 2), 2, tuple(default_methods()), bounds=("lp",), seed=7)
     if not (results_dir / "layout.parquet").exists():

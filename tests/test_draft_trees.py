@@ -152,6 +152,26 @@ def test_a_static_tree_iid_and_its_link():
     assert at.query_params["b"] == "2,2" and at.query_params["law"] == "wor"
 
 
+def test_eagle_is_named_with_the_release_it_runs_and_not_called_lossy_at_half_temperature():
+    """The page runs EAGLE's current release (its default), whose bonus is the tempered target: lossless
+    at every T (core/rules/eagle.py), so at T = 1/2 its row says release = current, no temperature (that
+    release never reads it) and no "lossy", and its TV is 0; the eagle2 release at T = 1/2 is lossy by
+    theory (its bonus softmax(logits) is q_T^T renormalised, not q_T) and names its temperature."""
+    from core.rules.eagle import Eagle
+    from pages.draft_trees import rule_name
+
+    at = _trees({"shape": "tree", "b": "2,2", "law": "iid", "T": "0.5"})
+    table = next(d.value for d in at.dataframe if "E[τ] as a fraction" in d.value.columns)
+    eagle = table[table["verifier"].str.startswith("eagle")]
+    assert eagle["verifier"].tolist() == ["eagle (release = current)"]
+    assert eagle["lossless?"].tolist() == ["yes"] and abs(eagle["TV from q (measured)"].iloc[0]) <= 1e-12
+    assert not [w.value for w in at.warning if "eagle" in w.value]
+    assert rule_name("eagle", Shape.tree((2, 2))) == "eagle (release = current)"
+    assert Eagle("eagle2", 0.5).settings() == {"release": "eagle2", "temperature": 0.5}
+    assert not Eagle("eagle2", 0.5).lossless()
+    assert Eagle("eagle2", 1.0).lossless() and Eagle("eagle2", 0.0).lossless() and Eagle("current", 0.5).lossless()
+
+
 def test_three_token_toy_tree_greedy_and_the_widgets():
     at = open_page("pages/draft_trees.py", query={"preset": "three-token-toy", "shape": "tree", "b": "3,1",
                                                   "law": "greedy"})
@@ -179,7 +199,7 @@ def test_the_top_k_tree_shows_its_closed_form_on_the_tree():
     typical = table[table["verifier"].str.startswith("typical")]
     if len(typical):        # Medusa's typical acceptance measured lossy here: 23/27 (tests/test_typical.py, by hand)
         assert _frac(typical["TV from q (measured)"].iloc[0]) == Fraction(23, 27)
-        assert typical["verifier"].iloc[0] == "typical (epsilon = 0.09, delta = 0.3, lossy)"
+        assert typical["verifier"].iloc[0] == "typical (epsilon = 0.09, delta = 0.3, extra_token = greedy, lossy)"
 
 
 def test_refusals_are_one_sentence():

@@ -290,10 +290,11 @@ def test_a_band_is_a_filled_area_in_its_series_legend_group():
 def test_bounds_that_coincide_say_their_value_once():
     rows = [{"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0}]
     fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9, "greedy": 11 / 9})
+    # a name over (706 − 50) / 9 = 72 characters wraps at its last space before them
     assert [t.name for t in fig.data if t.type == "scatter" and t.mode == "lines"] == [
-        "LP optimum (best lossless verifier) = Greedy relaxation (upper bound) = 1.2222 here",
+        "LP optimum (best lossless verifier) = Greedy relaxation (upper bound) =<br>1.2222 here",
         "Acausal coupling bound (unattainable) = 1.3333",
-        "Greedy relaxation (upper bound) = LP optimum (best lossless verifier) = 1.2222 here"]
+        "Greedy relaxation (upper bound) = LP optimum (best lossless verifier) =<br>1.2222 here"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -361,3 +362,21 @@ def test_bars_of_close_values_do_not_start_at_zero():
     claims = figures.claim_values({"spectr_gbv": 1.41, "claimed_cic": 1.52}, "t", "E[τ]")
     assert claims.layout.yaxis.range[0] > 1.0 and claims.data[0].cliponaxis is False
     assert claims.layout.yaxis.range[1] >= 1.52 + 0.3 * 0.11 - 1e-12     # room for the label above
+
+
+def test_three_coinciding_bounds_wrap_their_legend_names_and_count_the_lines():
+    """The binary toy at K = 3: the LP optimum, the acausal bound and the greedy relaxation coincide,
+    so each legend name lists all three (about 120 characters: 120 · 9 + 50 px, wider than the
+    800 − 94 = 706 px plot area, which cut them in the browser).  Each name wraps at spaces into lines
+    of at most (706 − 50) / 9 = 72 characters: two lines each, one column, six rows."""
+    fig = figures.expected_tau_bars([{"method": "traversal", "expected_accepted": 1.5, "fidelity_tv": 0.0}],
+                                    {"lp_optimum": 1.62, "acausal": 1.62, "greedy": 1.62})
+    names = [t.name for t in fig.data if t.name and t.name.endswith(" here")]
+    assert len(names) == 3
+    for name in names:
+        lines = name.split("<br>")
+        assert len(lines) == 2 and all(len(line) <= 72 for line in lines), name
+        assert name.replace("<br>", " ").endswith("= 1.6200 here")
+    assert names[0].replace("<br>", " ") == ("LP optimum (best lossless verifier) = Acausal coupling bound "
+                                             "(unattainable) = Greedy relaxation (upper bound) = 1.6200 here")
+    assert figures.legend_rows(fig) == 6 and fig.layout.margin.b == 70 + 26 * 6

@@ -147,6 +147,16 @@ class Verifier:
         summary then stays as it was."""
         return {}
 
+    def settings(self) -> dict[str, object]:
+        """The parameters this instance holds that change what it does (by default every one of
+        ``parameters``); a rule whose parameter matters only in some variant leaves it out elsewhere."""
+        return {p: getattr(self, p) for p in self.parameters}
+
+    def lossless(self) -> bool:
+        """Whether this instance, with its parameters, is lossless by theory (a hypothesis, as the
+        class's ``lossless_by_theory``, which says it for the rule's every variant)."""
+        return self.lossless_by_theory
+
     def __repr__(self) -> str:
         return f"<verifier {self.name}>"
 

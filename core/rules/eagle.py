@@ -81,6 +81,15 @@ class Eagle(Verifier):
             raise VerifierError(f"temperature must be a finite number ≥ 0, got {temperature:g}")
         self.release, self.temperature = release, temperature
 
+    def settings(self) -> dict[str, object]:
+        """The release, and the temperature only where it is read: the ``eagle2`` bonus line."""
+        return {"release": self.release} | ({"temperature": self.temperature} if self.release == "eagle2" else {})
+
+    def lossless(self) -> bool:
+        """The current release always; ``eagle2`` where its bonus law softmax(logits) is the tempered
+        target: T = 1, and T = 0 (the greedy branch)."""
+        return self.release == "current" or self.temperature in (0.0, 1.0)
+
     def bonus(self, q: np.ndarray) -> np.ndarray:
         """The bonus law at a node whose target law (at temperature T) is q."""
         return q if self.release == "current" else raw_bonus(q, self.temperature)

@@ -89,11 +89,12 @@ def legend_rows(fig: go.Figure, width_px: int = PAGE_WIDTH) -> int:
     if not names:
         return 0
     room = width_px - _MARGIN_L - _MARGIN_R
-    entries = [len(n) * _LEGEND_CHAR_PX + _LEGEND_ENTRY_PX for n in names]
+    lines = [n.split("<br>") for n in names]          # an entry of several lines (``mark_identical``)
+    entries = [max(map(len, ls)) * _LEGEND_CHAR_PX + _LEGEND_ENTRY_PX for ls in lines]
     if sum(entries) <= room:
-        return 1
+        return max(map(len, lines))
     columns = max(1, int(room // max(entries)))
-    return -(-len(names) // columns)
+    return sum(max(map(len, lines[i:i + columns])) for i in range(0, len(lines), columns))
 
 
 def for_width(fig: go.Figure, width: int) -> go.Figure:
@@ -173,7 +174,8 @@ def identical_groups(fig: go.Figure) -> list[list[int]]:
 def mark_identical(fig: go.Figure) -> go.Figure:
     """Say in the legend which series coincide ("RBV = Traversal here", each keeping its own entry,
     which hides it alone), and dash every one drawn over another, so that all their colours show.
-    A value the names end with, the same in each ("LP optimum = 1.2222"), is said once, at the end."""
+    A value the names end with, the same in each ("LP optimum = 1.2222"), is said once, at the end.
+    A name longer than the narrowest plot is wide wraps onto lines (``legend_rows`` counts them)."""
     for group in identical_groups(fig):
         names = [fig.data[i].name for i in group]
         value = re.search(r" = [-+0-9.e]+$", names[0])
@@ -181,7 +183,8 @@ def mark_identical(fig: go.Figure) -> go.Figure:
         names = [n[:len(n) - len(value)] for n in names]
         for k, i in enumerate(group):
             trace = fig.data[i]
-            trace.name = " = ".join([names[k]] + names[:k] + names[k + 1:]) + value + " here"
+            trace.name = wrap(" = ".join([names[k]] + names[:k] + names[k + 1:]) + value + " here",
+                              PAGE_WIDTH - _MARGIN_L - _MARGIN_R - _LEGEND_ENTRY_PX, _LEGEND_CHAR_PX)
             if k:
                 trace.line.dash = _OVER_DASH[(k - 1) % len(_OVER_DASH)]
     return fig

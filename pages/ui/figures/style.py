@@ -26,8 +26,8 @@ TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "
 #: Okabe and Ito's colour-blind-safe scheme ("Color Universal Design", 2008) without its yellow, too
 #: pale on white: black, orange, sky blue, bluish green, blue, vermillion, reddish purple.
 OKABE_ITO = ("#000000", "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7")
-#: The rules' palette: Okabe and Ito's seven and five of Tol's muted colours (wine, olive, indigo,
-#: sand, green), every rule's ``color`` (``core/rules/*.py``) one of these, each its own.  Any two
+#: The rules' palette: Okabe and Ito's seven, five of Tol's muted colours (wine, olive, indigo,
+#: sand, green) and violet, lavender and dark brown for the released ports, every rule's ``color`` (``core/rules/*.py``) one of these, each its own.  Any two
 #: stay at least ΔE 13 apart (CIELAB) with normal vision and with each simulated dichromacy
 #: (``tests/test_figures.py``), and the rules most often drawn together differ in hue family, not
 #: only in shade: BV blue, RBV bluish green, SpecTr-GBV vermillion (Sweeps' default three), RBV
