@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.data.token_tree import TokenTree
 from core.data.outcome import Step, Test
-from core.rules.registry import DEFAULT_RULE, display_name, resolve
+from core.rules.registry import DEFAULT_RULE, Verifier, display_name, resolve
 from pages.ui import cached, charts, error_boundary, routing, text, toy_config
 from pages.ui.figures.trees import draft_tree, token_tree, tokens_str
 from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars, traversal_step
@@ -150,72 +150,26 @@ def parent_accepts_note(event: Event) -> str:
             f"with that probability and the extra token is drawn from T.")
 
 
-#: How each block rule computes the probability of its tests, above the tests themselves.
-BLOCK_HOW = {
-    "bv": "**How BV tests a block.** Along draft 1, x₁ … x_L, the weight starts at w₀ = 1 and each token "
-          "multiplies it by its ratio, capped at 1: w_i = min(1, w_(i−1)·q(x_i)/p(x_i)), so a later token the "
-          "target likes more can win back what an earlier one lost. The tests go from the whole block down: "
-          "the block passes with probability h_L = w_L; a shorter sub-block x≤i with h_i = A_i/(A_i + 1 − w_i), "
-          "where A_i = Σ_y (w_i·q(y|x≤i) − p(y|x≤i))₊ is the mass the residual at x≤i must supply. The first "
-          "pass decides τ; the extra token comes from that residual, ∝ (w_τ·q − p)₊.",
-    "rbv": "**How RBV tests its drafts.** It runs BV on each draft in turn. It stands at a node s (first the "
-           "root) with T, what s still owes the target (first q(·|∅)). A draft through s is checked by BV on "
-           "its continuation, with T in place of q for its first token: w = min(1, w_before·T(x)/p(x)), then "
-           "q's ratios; the block passes with h = w, a sub-block with h = A/(A + 1 − w). A full pass ends the "
-           "iteration; otherwise RBV moves to the node the draft reached and T becomes BV's residual there, "
-           "∝ (w·T − p)₊, which is what the next draft is tested against. A draft that does not pass through "
-           "s is skipped; after the last draft the extra token comes from T.",
-    "best_of_k_bv": "**How best-of-K + BV tests its block.** It picks one of the K drafts (the best by q/p, "
-                    "node by node) and runs BV on it, with the law p* of that selected draft in place of p: "
-                    "w_i = min(1, w_(i−1)·q(x_i)/p*(x_i)); the block passes with h = w, a sub-block with "
-                    "h = A/(A + 1 − w), A = Σ_y (w·q − p*)₊ at that node.",
-}
-
-#: What the probability of each test is, for the rules on K chains that are not block rules.
-TEST_FORMULA = {
-    "sd": "**How SD tests.** Token by token along draft 1: x_i passes with probability min(1, q(x_i)/p(x_i)); "
-          "the first rejection stops, and the correction is drawn from (q − p)₊ normalised.",
-    "spectr": "**How SpecTr tests.** At each node the k drafts still alive are tried in order: a draft's token x "
-              "passes with probability min(1, q(x)/(ρ*·p(x))), ρ* ∈ [1, k] solving 1 − (1 − β)^k = ρ·β with "
-              "β = Σ_y min(p(y), q(y)/ρ) (the node's ρ* is in each line); if all are rejected the token comes "
-              "from (q − ρ*·p)₊.",
-    "specinfer": "**How SpecInfer tests.** At each node the drafts' tokens are tried in order, each x with "
-                 "probability min(1, T(x)/p(x)), T starting at q and replaced after each rejection by "
-                 "(T − p)₊ normalised; the extra token comes from the last T.",
-    "spectr_gbv": "**How SpecTr-GBV tests.** With joint probabilities p(s), q(s), m(s) = min(p(s)/q(s), 1), "
-                  "C(s) = q(s)·[1 − (1 − m(s))^K] and D(s) = 1 − (1 − p(s))^K: a full block passes with "
-                  "h = C/D, a sub-block s with h = [C(s) − Σ_y C(s·y)] / [D(s) − Σ_y C(s·y)] (the paper's Eq. 2; "
-                  "this rule is not lossless, as the toy laboratory measures). Each line gives the node's C and D.",
-    "td_optimal": "**How TD-optimal tests.** At each node an optimal coupling (an LP solved for the node's "
-                  "subtree) proposes one of the drafted tokens, y, which passes with probability "
-                  "min(1, q(y)/r(y)), r being the law of the proposals; otherwise the token is drawn from (q − r)₊.",
-    "typical": "**How typical acceptance tests.** Deterministically: a drafted token x at an accepted node "
-               "passes when q(x) > min(ε, δ·exp(−H(q))), H the entropy of q there (Medusa's rule; lossy).",
-    "lp_optimal": "**How the LP-optimal verifier decides.** It makes no test token by token: given the "
-                  "drafts, it draws the accepted prefix and the extra token at once from the optimal LP's plan.",
-}
-
-
-def test_quantities(trace, t: Test, rule: str) -> str:
-    """The node quantities a rule logged for a test (``trace.quantities``), as a clause: SpecTr's ρ*
-    at the parent node, SpecTr-GBV's C and D at the node itself; "" for the others."""
-    if rule == "spectr" and "rho" in trace.quantities.get(t.node[:-1], {}):
+def test_quantities(trace, t: Test) -> str:
+    """The node quantities a rule logged for a test (``trace.quantities``), as a clause: ρ* at the
+    parent node (SpecTr logs it), C and D at the node itself (SpecTr-GBV); "" where neither is logged."""
+    if "rho" in trace.quantities.get(t.node[:-1], {}):
         return f" (ρ* = {trace.quantities[t.node[:-1]]['rho']:.4f} at `{tokens_str(t.node[:-1])}`)"
-    if rule == "spectr_gbv" and "C" in trace.quantities.get(t.node, {}):
+    if "C" in trace.quantities.get(t.node, {}):
         v = trace.quantities[t.node]
         return f" (C = {v['C']:.4f}, D = {v['D']:.4f})"
     return ""
 
 
-def block_test_line(t: Test, rule: str) -> str:
+def block_test_line(t: Test, rule: type[Verifier]) -> str:
     """One test of block verification with its formula and the numbers the rule used (``t.values``):
     w = min(1, w_before·q(x)/p(x)) and, for a sub-block, h = A/(A + 1 − w) with
-    A = Σ_x (w·q(x|node) − p(x|node))₊; the full block passes with h = w.  RBV's first token after
-    its start node is tested against T, the residual the drafts before it left there."""
+    A = Σ_x (w·q(x|node) − p(x|node))₊; the full block passes with h = w, p being the rule's
+    ``tested_law``.  A rule that ``carries_residual`` (RBV) tests the first token after its start
+    node against T, the residual the drafts before it left there."""
     v, node = t.values, tokens_str(t.node)
-    first_of_rbv = rule == "rbv" and int(v["i"]) == 1
-    q_name = "T(x)" if first_of_rbv else "q(x)"
-    p_name = "p*(x)" if rule == "best_of_k_bv" else "p(x)"
+    q_name = "T(x)" if rule.carries_residual and int(v["i"]) == 1 else "q(x)"
+    p_name = f"{rule.tested_law}(x)"
     weight = (f"w = min(1, w_before·{q_name}/{p_name}) = min(1, {v['w_prev']:.4f} × {v['q']:.4f}/{v['p']:.4f}) "
               f"= {v['w']:.4f}")
     if t.kind == "full-block":
@@ -421,7 +375,8 @@ with error_boundary.guard("the drafts"):
         cached.verify(cfg.spec, method, block, int(coin))
     tests = list(verdict.trace.tests)
     rounds_trace = verdict.trace if as_tree else None
-    by_rounds = resolve(method).walk == "rounds"
+    rule = resolve(method)
+    by_rounds = rule.walk == "rounds"
     if by_rounds and not as_tree:
         # K i.i.d. chains: the same rule as rrs on their token tree, round for round and coin for coin
         # (docs/maths.md); that run's trace carries S_i and T, the chains' own only the tests
@@ -430,7 +385,7 @@ with error_boundary.guard("the drafts"):
                 and same.tokens == verdict.tokens:
             rounds_trace = same.trace
     rounds = by_rounds and rounds_trace is not None
-    walker = resolve(method).walk == "leaf-to-root"
+    walker = rule.walk == "leaf-to-root"
     what = "round" if rounds else "step" if walker else "test"
     st.header(f"2. Verification by {name}, " + ("round by round" if rounds else "test by test"))
     events = walk_events(verdict.trace, L, method, block.q) if walker else \
@@ -459,21 +414,7 @@ with error_boundary.guard("the drafts"):
 
     H = [tokens_str(t.node) for t in tests[:upto] if not t.passed]
     if walker:
-        if method == "traversal":
-            st.markdown("**How Traversal walks the tree.** From the root it goes down the first "
-                        + ("child" if as_tree else "draft") + " to its "
-                        "leaf, then comes back up: each child c of a node gets the weight "
-                        "w = min(1, w·T(c)/S(c)), where T is what the node still owes the target q and S is "
-                        "the law of that child given the children already seen ("
-                        + ("the draft law's S_i" if as_tree else "p without them") + "). A rejected "
-                        "child leaves its parent the residual T = (w·T − S)₊ / A and weight A/(A + 1 − w); "
-                        "the parent is tested only when all its children are rejected.")
-        else:
-            st.markdown("**How OTV walks the tree.** As Traversal (leaves first, then back up, each child "
-                        "weighted w = min(1, w·T(c)/S(c)), each rejection leaving the residual "
-                        "T = (w·T − S)₊ / A), but at each node it visits the children best q/p first, with S "
-                        "the law of the best of the drafts left, or the first draft first where that accepts "
-                        "more.")
+        st.markdown(rule.how_on_trees if as_tree else rule.how)
         lines = []
         for e in events[:shown]:
             line = f"{e.row['#']}. {e.text}"
@@ -508,13 +449,7 @@ with error_boundary.guard("the drafts"):
                     block.p[b], block.q[b], last.step.vector, tokens_str(b), last.child,
                     last.step.values["A"], last.step.values["w"]), key="step_walk_residual")
     elif rounds:
-        st.markdown("**How rrs verifies a token tree.** From the root down: at a node u it starts with T = q(·|u) "
-                    "and tests its children in the law's visit order, each against S_i, the exact law of the "
-                    "i-th visited child given the ones before (p for iid draws, p without the earlier children "
-                    "for wor, a point mass on a deterministic child). Child c is accepted with probability "
-                    "min(1, T(c)/S_i(c)), and the walk descends into it and never comes back; a rejection "
-                    "leaves T ← (T − S_i)₊ normalised for the next child. When every child is rejected, the "
-                    "extra token is drawn from T.")
+        st.markdown(rule.how_on_trees)
         lines = [f"{e.row['#']}. {e.text}" for e in events[:shown]]
         if lines:
             st.markdown("\n".join(lines))
@@ -534,17 +469,17 @@ with error_boundary.guard("the drafts"):
                        "children visited before it. T is what is left of the target at this node. The round "
                        "emits each token x with probability min(T(x), S_i(x)), which is why the node as a whole "
                        "emits q exactly.")
-    elif resolve(method).walk == "block" and not as_tree:
-        st.markdown(BLOCK_HOW[method])
+    elif rule.walk == "block" and not as_tree:
+        st.markdown(rule.how)
         lines, noted = [], set()
         for i, t in enumerate(tests[:upto], start=1):
             outcome = "**passed**" if t.passed else "**rejected**"
-            line = f"{i}. {block_test_line(t, method)}: {outcome}."
-            note = zero_residual_note(verdict.trace, t) if method == "rbv" and t.draft not in noted else None
+            line = f"{i}. {block_test_line(t, rule)}: {outcome}."
+            note = zero_residual_note(verdict.trace, t) if rule.carries_residual and t.draft not in noted else None
             if note:
                 noted.add(t.draft)
                 line += f"  \n   *{note}*"
-            if method == "rbv" and draft_done(t):
+            if rule.carries_residual and draft_done(t):
                 line += "".join(f"  \n   {extra}" for extra in rbv_between(verdict.trace, t.draft))
             lines.append(line)
         if lines:
@@ -564,10 +499,10 @@ with error_boundary.guard("the drafts"):
             prob = min(max(t.prob, 0.0), 1.0)
             who = f"the tree offers the {KIND.get(t.kind, t.kind)}" if as_tree else \
                 f"draft {t.draft + 1} offers the {KIND.get(t.kind, t.kind)}"
-            extra = "" if as_tree else test_quantities(verdict.trace, t, method)
+            extra = "" if as_tree else test_quantities(verdict.trace, t)
             lines.append(f"{i}. {who} `{node}`{extra}, which passes with probability {prob:.4f}{odd}: {outcome}.")
-        if method in TEST_FORMULA and not as_tree:
-            st.markdown(TEST_FORMULA[method])
+        if rule.how and not as_tree:
+            st.markdown(rule.how)
         if lines:
             st.markdown("\n".join(lines))
     st.markdown(f"Rejected so far (the set H): {{{', '.join(f'`{h}`' for h in H)}}}" if H else

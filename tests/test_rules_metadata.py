@@ -16,6 +16,11 @@ TEXT = ("name", "short", "label", "color", "summary", "source")
 FLAGS = ("single_draft", "order_invariant", "lossless_by_theory", "needs_models", "closed_form_tau")
 HEX = re.compile(r"#[0-9a-f]{6}")
 SENTENCE_BREAK = re.compile(r"[.!?]\s+[A-Z]")   # a full stop followed by a capital starts a new sentence
+#: The teaching texts the step page shows above each kind of replay (``Verifier.walk``): ``how`` on K
+#: i.i.d. chains, ``how_on_trees`` on a token tree (a "rounds" replay is always its token tree's).
+TEACHING = {"tests": ("how",), "block": ("how",), "leaf-to-root": ("how", "how_on_trees"), "rounds": ("how_on_trees",)}
+#: The rules whose tests the step page replays with their numbers only, without a teaching text.
+UNTAUGHT = {"hsd", "eagle", "exact_match"}
 
 
 def metadata_problems(cls: type) -> list[str]:
@@ -40,6 +45,11 @@ def metadata_problems(cls: type) -> list[str]:
     summary = cls.summary
     if "\n" in summary or not summary.endswith(".") or SENTENCE_BREAK.search(summary):
         problems.append(f"summary {summary!r} is not one sentence ending with a period")
+    for attr in TEACHING[cls.walk]:
+        taught = getattr(cls, attr).startswith("**How ")
+        if taught == (cls.name in UNTAUGHT):
+            problems.append(f"{attr} = {getattr(cls, attr)[:40]!r} is not the step page's teaching text"
+                            if not taught else f"{attr} is set but {cls.name} is listed as untaught")
     return problems
 
 
@@ -65,7 +75,7 @@ def test_colours_and_short_names_tell_rules_apart():
 
 def fabricated(**changes) -> type:
     """A rule class with SD's metadata, ``changes`` applied; a value of None leaves the attribute out."""
-    attrs = {a: getattr(SD, a) for a in TEXT + FLAGS}
+    attrs = {a: getattr(SD, a) for a in TEXT + FLAGS + ("how",)}
     attrs.update(changes)
     return type("Fabricated", (Verifier,), {a: v for a, v in attrs.items() if v is not None})
 
@@ -78,6 +88,9 @@ def fabricated(**changes) -> type:
     ({"label": "SD (token-level)"}, "repeats the short name 'SD'"),
     ({"summary": "Two sentences. Not one."}, "is not one sentence"),
     ({"summary": "No period"}, "is not one sentence"),
+    ({"how": ""}, "how = '' is not the step page's teaching text"),
+    ({"walk": "leaf-to-root"}, "how_on_trees = '' is not the step page's teaching text"),
+    ({"name": "hsd"}, "how is set but hsd is listed as untaught"),
 ])
 def test_the_check_catches_a_broken_rule(changes, complaint):
     assert metadata_problems(fabricated()) == []

@@ -64,6 +64,18 @@ class Verifier:
     #: per child tested, with S_i and T: ``core.rules.specinfer.rrs_walk``).
     walk: ClassVar[str] = "tests"
 
+    #: How the rule works, as the step page teaches it above its replay (Markdown, "" for none): on K
+    #: i.i.d. chains, how each test's probability is computed, or how its walk goes ("leaf-to-root").
+    how: ClassVar[str] = ""
+    #: How its walk goes on a token tree ("leaf-to-root", and "rounds", whose replay on K i.i.d.
+    #: chains is that of their token tree); "" for a rule whose replay on a tree has no such text.
+    how_on_trees: ClassVar[str] = ""
+    #: For a "block" walk: the symbol of the law its tests divide by, p or a selected draft's p*.
+    tested_law: ClassVar[str] = "p"
+    #: For a "block" walk: True when it moves from draft to draft carrying the residual T the drafts
+    #: before left at the node it stands at (RBV), against which a draft's first token is tested.
+    carries_residual: ClassVar[bool] = False
+
     #: True for the rule that samples the optimal LP's plan: it costs what that LP costs
     #: (``core.bounds.lp_size``, ``tree_lp_size``), which a page prices before it runs the rule.
     optimal_lp: ClassVar[bool] = False

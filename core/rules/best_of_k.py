@@ -245,6 +245,11 @@ class BestOfKBV(Verifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    tested_law = "p*"
+    how = ("**How best-of-K + BV tests its block.** It picks one of the K drafts (the best by q/p, node by node) "
+           "and runs BV on it, with the law p* of that selected draft in place of p: w_i = min(1, "
+           "w_(i−1)·q(x_i)/p*(x_i)); the block passes with h = w, a sub-block with h = A/(A + 1 − w), A = Σ_y "
+           "(w·q − p*)₊ at that node.")
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         k = select_best(block)

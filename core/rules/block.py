@@ -202,6 +202,12 @@ class BV(Verifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = True
+    how = ("**How BV tests a block.** Along draft 1, x₁ … x_L, the weight starts at w₀ = 1 and each token "
+           "multiplies it by its ratio, capped at 1: w_i = min(1, w_(i−1)·q(x_i)/p(x_i)), so a later token the "
+           "target likes more can win back what an earlier one lost. The tests go from the whole block down: the "
+           "block passes with probability h_L = w_L; a shorter sub-block x≤i with h_i = A_i/(A_i + 1 − w_i), "
+           "where A_i = Σ_y (w_i·q(y|x≤i) − p(y|x≤i))₊ is the mass the residual at x≤i must supply. The first "
+           "pass decides τ; the extra token comes from that residual, ∝ (w_τ·q − p)₊.")
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         x, nodes, p_rows, q_rows = _path_rows(block, 0)

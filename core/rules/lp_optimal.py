@@ -48,6 +48,8 @@ class LPOptimal(Verifier):
     needs_models = True          # the plan is solved from the toy models themselves
     optimal_lp = True
     closed_form_tau = False
+    how = ("**How the LP-optimal verifier decides.** It makes no test token by token: given the drafts, it draws "
+           "the accepted prefix and the extra token at once from the optimal LP's plan.")
     token_trees = True
 
     def __init__(self, draft=None, target=None, K: int | None = None, L: int | None = None,

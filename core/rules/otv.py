@@ -138,5 +138,10 @@ class OTV(TraversalVerifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    how = ("**How OTV walks the tree.** As Traversal (leaves first, then back up, each child weighted "
+           "w = min(1, w·T(c)/S(c)), each rejection leaving the residual T = (w·T − S)₊ / A), but at each "
+           "node it visits the children best q/p first, with S the law of the best of the drafts left, or the "
+           "first draft first where that accepts more.")
+    how_on_trees = how
 
     policy = staticmethod(ordered)

@@ -40,6 +40,14 @@ class RBV(Verifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    carries_residual = True
+    how = ("**How RBV tests its drafts.** It runs BV on each draft in turn. It stands at a node s (first the "
+           "root) with T, what s still owes the target (first q(·|∅)). A draft through s is checked by BV on its "
+           "continuation, with T in place of q for its first token: w = min(1, w_before·T(x)/p(x)), then q's "
+           "ratios; the block passes with h = w, a sub-block with h = A/(A + 1 − w). A full pass ends the "
+           "iteration; otherwise RBV moves to the node the draft reached and T becomes BV's residual there, ∝ "
+           "(w·T − p)₊, which is what the next draft is tested against. A draft that does not pass through s is "
+           "skipped; after the last draft the extra token comes from T.")
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         trace = Trace()

@@ -142,8 +142,18 @@ class SpecInfer(TreeWalkVerifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    how = ("**How SpecInfer tests.** At each node the drafts' tokens are tried in order, each x with probability "
+           "min(1, T(x)/p(x)), T starting at q and replaced after each rejection by (T − p)₊ normalised; the "
+           "extra token comes from the last T.")
     token_trees = True
     walk = "rounds"
+    how_on_trees = ("**How rrs verifies a token tree.** From the root down: at a node u it starts with T = "
+                    "q(·|u) and tests its children in the law's visit order, each against S_i, the exact law of "
+                    "the i-th visited child given the ones before (p for iid draws, p without the earlier "
+                    "children for wor, a point mass on a deterministic child). Child c is accepted with "
+                    "probability min(1, T(c)/S_i(c)), and the walk descends into it and never comes back; a "
+                    "rejection leaves T ← (T − S_i)₊ normalised for the next child. When every child is "
+                    "rejected, the extra token is drawn from T.")
     core = staticmethod(rrs_core)
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:

@@ -109,4 +109,8 @@ class SpecTr(TreeWalkVerifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    how = ("**How SpecTr tests.** At each node the k drafts still alive are tried in order: a draft's token x "
+           "passes with probability min(1, q(x)/(ρ*·p(x))), ρ* ∈ [1, k] solving 1 − (1 − β)^k = ρ·β with β = Σ_y "
+           "min(p(y), q(y)/ρ) (the node's ρ* is in each line); if all are rejected the token comes from (q − "
+           "ρ*·p)₊.")
     core = staticmethod(kseq_core)

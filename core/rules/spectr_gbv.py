@@ -180,6 +180,10 @@ class SpecTrGBV(Verifier):
     lossless_by_theory = False  # claimed by the paper given an unpublished Algorithm 2; measured here
     needs_models = False
     closed_form_tau = False
+    how = ("**How SpecTr-GBV tests.** With joint probabilities p(s), q(s), m(s) = min(p(s)/q(s), 1), C(s) = "
+           "q(s)·[1 − (1 − m(s))^K] and D(s) = 1 − (1 − p(s))^K: a full block passes with h = C/D, a sub-block s "
+           "with h = [C(s) − Σ_y C(s·y)] / [D(s) − Σ_y C(s·y)] (the paper's Eq. 2; this rule is not lossless, as "
+           "the toy laboratory measures). Each line gives the node's C and D.")
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         K, L = block.K, block.L

@@ -103,6 +103,9 @@ class TDOptimal(Verifier):
     lossless_by_theory = True
     needs_models = True          # a node's plan depends on the models' whole subtree below it
     closed_form_tau = False
+    how = ("**How TD-optimal tests.** At each node an optimal coupling (an LP solved for the node's subtree) "
+           "proposes one of the drafted tokens, y, which passes with probability min(1, q(y)/r(y)), r being the "
+           "law of the proposals; otherwise the token is drawn from (q − r)₊.")
 
     def __init__(self, draft=None, target=None, K: int | None = None, L: int | None = None):
         self._models: tuple | None = None        # (draft, target, K, L) the plans are solved for

@@ -52,6 +52,8 @@ class SD(Verifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = True
+    how = ("**How SD tests.** Token by token along draft 1: x_i passes with probability min(1, q(x_i)/p(x_i)); "
+           "the first rejection stops, and the correction is drawn from (q − p)₊ normalised.")
 
     def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
         return token_walk(block, _ratios(block), "accept",

@@ -32,6 +32,18 @@ def first_appearance(p: np.ndarray, q: np.ndarray, w: float, k: int) -> FirstApp
     return FirstAppearance(p, np.ones(p.size, dtype=bool), k)
 
 
+def walk_how(first: str, law: str) -> str:
+    """The step page's text on how Traversal walks: down the ``first`` child (a draft on K chains, a
+    child on a token tree), each child tested against ``law``, the law of that child given the
+    children already seen."""
+    return ("**How Traversal walks the tree.** From the root it goes down the first " + first + " to its "
+            "leaf, then comes back up: each child c of a node gets the weight "
+            "w = min(1, w·T(c)/S(c)), where T is what the node still owes the target q and S is "
+            "the law of that child given the children already seen (" + law + "). A rejected "
+            "child leaves its parent the residual T = (w·T − S)₊ / A and weight A/(A + 1 − w); "
+            "the parent is tested only when all its children are rejected.")
+
+
 class Traversal(TraversalVerifier):
     name = "traversal"
     short = "Traversal"
@@ -45,6 +57,8 @@ class Traversal(TraversalVerifier):
     lossless_by_theory = True
     needs_models = False
     closed_form_tau = False
+    how = walk_how("draft", "p without them")
+    how_on_trees = walk_how("child", "the draft law's S_i")
     token_trees = True
 
     policy = staticmethod(first_appearance)

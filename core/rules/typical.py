@@ -127,6 +127,8 @@ class Typical(Verifier):
     lossless_by_theory = False
     needs_models = False
     closed_form_tau = False
+    how = ("**How typical acceptance tests.** Deterministically: a drafted token x at an accepted node passes "
+           "when q(x) > min(ε, δ·exp(−H(q))), H the entropy of q there (Medusa's rule; lossy).")
     token_trees = True
     parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "extra_token")
     released_port = True
