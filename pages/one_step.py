@@ -195,11 +195,11 @@ def draft_done(t: Test) -> bool:
     return t.passed or int(t.values["i"]) == 1
 
 
-def rbv_between(trace, draft: int) -> list[str]:
-    """RBV's lines once draft ``draft`` (0-based) is done: the residual it leaves (its 'residual'
-    step, against which the next draft is tested) and the drafts skipped before the next one tested
-    ('skip' steps: they do not pass through the node RBV stands at), each one sentence with the
-    trace's numbers."""
+def carried_residual_lines(trace, draft: int, short: str) -> list[str]:
+    """The lines of a rule that ``carries_residual`` (RBV, its legend name ``short``) once draft
+    ``draft`` (0-based) is done: the residual it leaves (its 'residual' step, against which the next
+    draft is tested) and the drafts skipped before the next one tested ('skip' steps: they do not pass
+    through the node the rule stands at), each one sentence with the trace's numbers."""
     later = [t.draft for t in trace.tests if t.draft > draft]
     upto = min(later) if later else float("inf")
     out = []
@@ -208,11 +208,11 @@ def rbv_between(trace, draft: int) -> list[str]:
         if s.event == "residual" and k == draft:
             where = tokens_str(s.node)
             law = ", ".join(f"T({y}) = {x:.4f}" for y, x in enumerate(s.vector)) if len(s.vector) <= 12 else ""
-            out.append(f"Draft {k + 1} stops at `{where}` after {int(s.values['tau'])} of its tokens there: RBV "
+            out.append(f"Draft {k + 1} stops at `{where}` after {int(s.values['tau'])} of its tokens there: {short} "
                        f"stands at `{where}` now, with T ← BV's residual, ∝ (w·T − p(·|{where}))₊ with the w and T "
                        f"this draft had at `{where}`" + (f": {law}." if law else "."))
         elif s.event == "skip" and draft < k < upto:
-            out.append(f"Draft {k + 1} does not pass through `{tokens_str(s.node)}`, so RBV skips it.")
+            out.append(f"Draft {k + 1} does not pass through `{tokens_str(s.node)}`, so {short} skips it.")
     if out and not later:
         out.append("No draft is left to test: the extra token is drawn from this T.")
     return out
@@ -480,7 +480,7 @@ with error_boundary.guard("the drafts"):
                 noted.add(t.draft)
                 line += f"  \n   *{note}*"
             if rule.carries_residual and draft_done(t):
-                line += "".join(f"  \n   {extra}" for extra in rbv_between(verdict.trace, t.draft))
+                line += "".join(f"  \n   {extra}" for extra in carried_residual_lines(verdict.trace, t.draft, rule.short))
             lines.append(line)
         if lines:
             st.markdown("\n".join(lines))

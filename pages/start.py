@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.rules.registry import REGISTRY
+from core.rules.registry import DEFAULT_RULE, REGISTRY
 from pages.ui import cached, charts, error_boundary, lazy, routing, text
 from pages.ui.figures.trees import draft_tree
 from toy_models import PRESETS
@@ -31,11 +31,12 @@ with left:
         preset = PRESETS["several-drafts"]
         spec = cached.model_spec(preset.draft, preset.target, 1.0)
         block = cached.draw(spec, preset.K, preset.L, seed=6)  # three branches, τ = 2: every colour shows
-        verdict = cached.verify(spec, "rbv", block, coin_seed=1)
+        verdict = cached.verify(spec, DEFAULT_RULE, block, coin_seed=1)    # the rule the step page opens on
         fig = draft_tree(
             block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra,
             title=f"One iteration: K = {preset.K} drafts of L = {preset.L} tokens<br>"
-                  f"<sup>verified by RBV: τ = {verdict.tau} tokens accepted, then one extra token</sup>",
+                  f"<sup>verified by {REGISTRY[DEFAULT_RULE].short}: τ = {verdict.tau} tokens accepted, "
+                  f"then one extra token</sup>",
             height=400)
         charts.chart(fig, key="start_tree")
         st.caption("Drafts that share a prefix share a node. Green: the accepted sub-block; red: "
