@@ -12,7 +12,7 @@ import streamlit as st
 from core.analysis.depth_gain import depth_rows
 from core.analysis.exact import LOSSLESS_TOL
 from core.analysis.montecarlo import output_law_test
-from core.rules.registry import REGISTRY
+from core.rules.registry import BASELINE, BEST_SINGLE_DRAFT, REGISTRY, TOP_DOWN_OPTIMUM
 from pages.ui import cached, charts, error_boundary, routing, text, toy_config
 from pages.ui.figures.style import BOUND_SHORT, BOUND_STYLE
 from pages.ui.figures.toy_lab import coupling_heatmap, expected_tau_bars, gain_by_depth, tau_histograms, tau_vs_K
@@ -117,16 +117,18 @@ exact_tau = {r["method"]: r["expected_accepted"] for r in rows}
 
 
 def td_optimal_note(tau: dict[str, float]) -> str:
-    """Why TD-optimal sits below BV at K = 1, with the values on the page (``tau``: E[τ] by rule)."""
+    """Why the optimal top-down rule sits below the best single-draft rule at K = 1, with the values on
+    the page (``tau``: E[τ] by rule)."""
     def value(m: str) -> str:
         return text.fraction(tau[m]) or text.fmt(tau[m])
-    sd = f", SD's E[τ] = {value('sd')}" if "sd" in tau else ""
-    bv = (f"BV ({value('bv')}) reads the whole block before it decides, which no top-down rule does, and "
-          "can sit above it." if "bv" in tau else "Block rules such as BV read the whole block before they "
-          "decide, which no top-down rule does, and can do better.")
-    return ("At K = 1 the best top-down rule is token-level SD: a top-down rule settles each token at its node "
+    sd, bv, td = (REGISTRY[m].short for m in (BASELINE, BEST_SINGLE_DRAFT, TOP_DOWN_OPTIMUM))
+    baseline = f", {sd}'s E[τ] = {value(BASELINE)}" if BASELINE in tau else ""
+    block = (f"{bv} ({value(BEST_SINGLE_DRAFT)}) reads the whole block before it decides, which no top-down rule "
+             "does, and can sit above it." if BEST_SINGLE_DRAFT in tau else f"Block rules such as {bv} read the "
+             "whole block before they decide, which no top-down rule does, and can do better.")
+    return (f"At K = 1 the best top-down rule is token-level {sd}: a top-down rule settles each token at its node "
             "before it sees the rest of the draft, and with one draft the most it can accept there is "
-            f"min(p, q), SD's test. So TD-optimal ({value('td_optimal')}) equals SD here{sd}; {bv}")
+            f"min(p, q), {sd}'s test. So {td} ({value(TOP_DOWN_OPTIMUM)}) equals {sd} here{baseline}; {block}")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -182,7 +184,7 @@ if tab_methods.open:
                     "lossless, so its bar is not a fair comparison). The horizontal lines are the bounds; a "
                     "lossless method can never rise above the LP optimum.",
                     ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
-            if cfg.K == 1 and "td_optimal" in exact_tau:
+            if cfg.K == 1 and TOP_DOWN_OPTIMUM in exact_tau:
                 st.caption(td_optimal_note(exact_tau))
             lossy = [text.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
             above = [text.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
@@ -322,7 +324,7 @@ if tab_depth.open:
     with tab_depth:
         st.header("5. Gain by depth: where each method earns its tokens")
         with error_boundary.guard("the gain by depth"):
-            depth = depth_rows({r["method"]: results[r["method"]] for r in rows}, cached.exact(cfg.spec, "sd", 1, cfg.L))
+            depth = depth_rows({r["method"]: results[r["method"]] for r in rows}, cached.exact(cfg.spec, BASELINE, 1, cfg.L))
             charts.chart(gain_by_depth(depth), key="lab_depth")
             st.markdown(text.markdown_table([{"method": text.short(d["method"]), "d": d["depth"],
                                               **{c: text.number(d[c]) for c in ("P(τ ≥ d)", "SD's P(τ ≥ d)", "gain",

@@ -67,6 +67,13 @@ DECODER_COMPARED = ("bv", "spectr", "spectr_gbv", "rbv")
 CHALLENGER = "spectr_gbv"
 #: The tree verifiers that accept the most: a preset always shows them.
 BEST_RULES = ("traversal", "otv", "td_optimal")
+#: The token-level rule on one draft: the baseline a gain by depth is measured against, and the best
+#: top-down rule at K = 1 (a top-down rule settles each token at its node, at most min(p, q) there).
+BASELINE = "sd"
+#: The best rule for one draft: it reads the whole block before it decides.
+BEST_SINGLE_DRAFT = "bv"
+#: The optimal top-down rule: at K = 1 it equals ``BASELINE``.
+TOP_DOWN_OPTIMUM = "td_optimal"
 
 
 def resolve(name: str) -> type[Verifier]:
