@@ -7,6 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.analysis.exact import LOSSLESS_TOL
+from core.rules.registry import BASELINE
 from pages.ui.figures.style import BOUND_STYLE, BOUND_SYMBOLS, TICK_SIZE, color, short, symbol
 from pages.ui.figures.layout import PAGE_WIDTH, _MARGIN_L, _MARGIN_R, _TITLE_LINE_PX, _layout, value_range
 from pages.ui.figures.trees import tokens_str
@@ -192,7 +193,7 @@ def gain_by_depth(rows: Sequence[Mapping]) -> go.Figure:
                                  customdata=[r["gain"] for r in pts],
                                  hovertemplate=f"{short(m)}<br>d = %{{x}}<br>P(τ ≥ d) = %{{y:.5f}}"
                                                "<br>gain over SD = %{customdata:.5f}<extra></extra>"))
-    sd = [r for r in rows if r["method"] == methods[0]] if methods and "sd" not in methods else []
+    sd = [r for r in rows if r["method"] == methods[0]] if methods and BASELINE not in methods else []
     if sd:
         fig.add_trace(go.Scatter(x=[r["depth"] for r in sd], y=[r["SD's P(τ ≥ d)"] for r in sd], mode="lines+markers",
                                  name="SD (one draft)", line=dict(color="#888888", dash="dash", width=2.5),
