@@ -480,7 +480,8 @@ with error_boundary.guard("the drafts"):
                 noted.add(t.draft)
                 line += f"  \n   *{note}*"
             if rule.carries_residual and draft_done(t):
-                line += "".join(f"  \n   {extra}" for extra in carried_residual_lines(verdict.trace, t.draft, rule.short))
+                line += "".join(f"  \n   {extra}"
+                                for extra in carried_residual_lines(verdict.trace, t.draft, rule.short))
             lines.append(line)
         if lines:
             st.markdown("\n".join(lines))
