@@ -338,9 +338,11 @@ def test_rbv_shows_the_residual_and_why_an_identical_draft_passes_with_probabili
 
 def test_other_rules_state_the_formula_of_their_tests():
     """Issue 32, item 6: every rule on chains says how its tests' probabilities are computed; SpecTr
-    and SpecTr-GBV name the node quantities the trace logged (ρ*; C and D)."""
+    and SpecTr-GBV name the node quantities the trace logged (ρ*; C and D); best-of-K + BV's test
+    lines divide by p*, the selected draft's law."""
     for method, words in (("sd", "min(1, q(x_i)/p(x_i))"), ("spectr", "ρ* = "), ("spectr_gbv", "(C = "),
-                          ("specinfer", "min(1, T(c)/S_i(c))")):
+                          ("specinfer", "min(1, T(c)/S_i(c))"),
+                          ("best_of_k_bv", "w = min(1, w_before·q(x)/p*(x)) = ")):   # its tested_law, p*
         at = open_page("pages/one_step.py", query={"preset": "binary-toy", "K": "2", "method": method,
                                                     "draft_seed": "0", "coin_seed": "0", "shown": "99"})
         no_errors(at)
