@@ -23,7 +23,7 @@ import time
 
 import toy_models as tm
 from core.analysis.exact import estimated_seconds, exact_analysis
-from core.data.laws import LAWS, tree_outcome_count
+from core.data.laws import LAWS, is_iid_chains, tree_outcome_count
 from core.data.shapes import Shape
 from core.errors import USER_ERRORS
 from core.rules.registry import make_verifier, resolve
@@ -44,7 +44,7 @@ def configurations(quick: bool):
     for V in GRID_V[:3] if quick else GRID_V:
         for law in LAWS:
             for shape in shapes():
-                if shape.is_iid_chains(law) or (law != "iid" and max(shape.branching) > V):
+                if is_iid_chains(shape, law) or (law != "iid" and max(shape.branching) > V):
                     continue
                 n = tree_outcome_count(V, shape, law)
                 if V ** shape.L > 4096:      # as for K i.i.d. drafts: the law lives on Ω^(L+1)

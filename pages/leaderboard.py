@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from core.data.laws import is_iid_chains
 from core.rules.registry import CHALLENGER
 from core.sweep.config import (DRAFT_LAWS, FAMILIES, V_RANGE, SweepConfig, SweepError, check_config,
                                default_methods)
@@ -301,7 +302,7 @@ st.dataframe(worst[columns].rename(columns={"expected_accepted": "E[τ]", "ratio
 rows = worst.to_dict("records")
 pick = st.selectbox("Open an instance in the toy laboratory", range(len(rows)), key="lb_pick",
                     format_func=lambda i: describe(rows[i]) + f": {name} = {rows[i][score]:.4f}")
-if drafts and not row_shape(rows[pick]["shape"], rows[pick]["branching"]).is_iid_chains(rows[pick]["law"]):
+if drafts and not is_iid_chains(row_shape(rows[pick]["shape"], rows[pick]["branching"]), rows[pick]["law"]):
     st.caption("The toy laboratory drafts K i.i.d. chains: it opens this instance's models with K = b₁ = "
                f"{rows[pick]['K']} chains of length L, not this shape and law.")
 

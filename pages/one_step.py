@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.data.laws import is_iid_chains
 from core.data.token_tree import TokenTree
 from core.data.outcome import Step, Test
 from core.rules.registry import DEFAULT_RULE, Verifier, display_name, resolve
@@ -308,7 +309,7 @@ if picked is None:
 shape, law = picked
 # K i.i.d. chains (however asked for) are drafts every method reads; any other shape or law is a token
 # tree, which only the rules defined on every tree verify (``cached.TREE_RULES``).
-as_tree = not shape.is_iid_chains(law)
+as_tree = not is_iid_chains(shape, law)
 K, L = shape.K, shape.L
 
 methods = list(cached.TREE_RULES) if as_tree else text.all_methods()

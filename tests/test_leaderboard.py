@@ -18,6 +18,7 @@ pytest.importorskip("streamlit")
 pytest.importorskip("distributed")
 
 from core.claims import spectr_gbv as claims  # noqa: E402
+from core.data.laws import is_iid_chains  # noqa: E402
 from core.sweep.config import SweepConfig, default_methods  # noqa: E402
 from core.claims.spectr_gbv import search_one  # noqa: E402
 from core.sweep.engine import map_batches, run_sweep  # noqa: E402
@@ -201,7 +202,7 @@ def test_a_sweep_with_laws_compares_them_at_an_equal_budget():
     at.selectbox(key="lb_rule").set_value("traversal").run()
     worst = table_with(at, "mismatch")
     assert worst["E/LP"].tolist() == sorted(serial[serial.method == "traversal"].ratio_lp)[:10]
-    chains = [row_shape(s, b).is_iid_chains(law) for s, b, law in zip(worst["shape"], worst["branching"], worst["law"])]
+    chains = [is_iid_chains(row_shape(s, b), law) for s, b, law in zip(worst["shape"], worst["branching"], worst["law"])]
     for i in (chains.index(True), chains.index(False)):
         at.selectbox(key="lb_pick").set_value(i).run()
         assert any("drafts K i.i.d. chains" in c.value for c in at.caption) is not chains[i]

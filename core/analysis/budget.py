@@ -40,7 +40,7 @@ from core.bounds.sequoia import best_tree, positional_acceptance
 from core.bounds.sizes import BoundsTooLarge, check_size, check_tree_size
 from core.data.drafting import check_supports
 from core.data.exact_fraction import fraction
-from core.data.laws import LAWS, rank, tree_outcome_count
+from core.data.laws import LAWS, is_iid_chains, rank, tree_outcome_count
 from core.data.shapes import Shape
 from core.data.tree import Node
 from core.errors import USER_ERRORS, ExplorerError, InvalidInput
@@ -201,7 +201,7 @@ def _one_line(exc: Exception) -> str:
 def _lp_seconds(V: int, shape: Shape, law: str) -> float:
     """The own-law LP, solved twice (the plan for the TV, the certificate) and its node-set law
     enumerated twice (floats, then exact); ``BoundsTooLarge`` beyond the LP's limits."""
-    if shape.is_iid_chains(law):
+    if is_iid_chains(shape, law):
         work = check_size(V, shape.K, shape.L, kind="tree").work
         outcomes = 0
     else:

@@ -33,7 +33,7 @@ from toy_models import ToyModel
 
 from core.data.drafting import check_supports, enumerate_trees
 from core.data.exact_fraction import fraction
-from core.data.laws import get_law, tree_outcome_count
+from core.data.laws import get_law, is_iid_chains, tree_outcome_count
 from core.data.levels import level_conditionals
 from core.data.shapes import Shape
 from core.data.tree import DraftBlock, Node
@@ -138,7 +138,7 @@ def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int |
     refusals; the constants were calibrated on this project's benchmark grid), for K i.i.d. drafts
     of length L or for a shape and a law."""
     shape, law = resolve_drafts(K, L, shape, law)
-    if shape.is_iid_chains(law):
+    if is_iid_chains(shape, law):
         K, L = shape.K, shape.L
         if hasattr(verifier, "model_law_cost"):
             return verifier.model_law_cost(V, K, L)
@@ -154,7 +154,7 @@ def outcome_count(V: int, K: int | None = None, L: int | None = None, verifier: 
     multisets or ordered tuples as the rule tells them apart; for a token tree, every ordered draw
     outcome (``core.data.laws.tree_outcome_count``)."""
     shape, law = resolve_drafts(K, L, shape, law)
-    if not shape.is_iid_chains(law):
+    if not is_iid_chains(shape, law):
         return tree_outcome_count(V, shape, law)
     K, L = shape.K, shape.L
     paths = V ** L
@@ -287,7 +287,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
     asked = shape is not None or law != "iid"
     shape, law = resolve_drafts(K, L, shape, law)
-    if shape.is_iid_chains(law):
+    if is_iid_chains(shape, law):
         result = _chains_analysis(verifier, name, draft, target, shape.K, shape.L, max_seconds,
                                   progress, recursion)
         return replace(result, shape=shape, law=law) if asked else result

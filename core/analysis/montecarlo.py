@@ -22,6 +22,7 @@ from core.analysis.exact import resolve_drafts
 from core.analysis.toy_drafts import draw_block, draw_tree
 from core.data.coins import generator
 from core.data.drafting import check_supports
+from core.data.laws import is_iid_chains
 from core.data.shapes import Shape
 from core.data.tree import Node
 from core.errors import InvalidInput
@@ -209,7 +210,7 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     shape, law = resolve_drafts(K, L, shape, law)
     rng = generator(seed)
     K, L = shape.K, shape.L
-    if shape.is_iid_chains(law):
+    if is_iid_chains(shape, law):
         def draw():
             return draw_block(draft, target, K, L, rng)
     else:

@@ -52,7 +52,7 @@ import numpy as np
 from core.bounds.sizes import (OUTCOME_LIMIT, SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_size,
                                enumerate_multisets, validate_pair)
 from core.data.drafting import check_supports, node_set_law
-from core.data.laws import get_law
+from core.data.laws import get_law, is_iid_chains
 from core.data.levels import level_conditionals, node_tuple
 from core.data.shapes import Shape
 from core.data.tree import Node
@@ -143,7 +143,7 @@ def exact_node_set_law(draft: ToyModel, shape: Shape, law: str,
     multisets of one set of distinct paths; any other (shape, law): the law's own drafting
     programme through exact coins (``core.data.drafting.node_set_law``)."""
     V, L = draft.V, shape.L
-    if not shape.is_iid_chains(law):
+    if not is_iid_chains(shape, law):
         out = node_set_law(draft.cond, shape, law, OUTCOME_LIMIT, exact=rational)
         return {t: pr for t, pr in out.items() if pr > 0}
     paths = [node_tuple(L, i, V) for i in range(V ** L)]
@@ -187,7 +187,7 @@ def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     name = get_law(law).name
     V = validate_pair(draft, target, shape.K, shape.L)
     L = shape.L
-    if shape.is_iid_chains(name):
+    if is_iid_chains(shape, name):
         shape = Shape.chains_of(shape.K, L)
         check_size(V, shape.K, L, limit, "tree", work_limit=work_limit)
     else:

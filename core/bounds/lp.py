@@ -74,7 +74,7 @@ from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_si
                                enumerate_multisets, level_offsets, multiset_probabilities, tree_nodes,
                                validate_pair)
 from core.data.drafting import check_supports, node_set_law
-from core.data.laws import get_law
+from core.data.laws import get_law, is_iid_chains
 from core.data.levels import level_conditionals, level_joints, node_tuple
 from core.data.shapes import Shape
 from core.data.tree import Node
@@ -367,7 +367,7 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     Fraction(17, 9)
     """
     name = get_law(law).name
-    if shape.is_iid_chains(name) and not general:
+    if is_iid_chains(shape, name) and not general:
         return optimal_lp(draft, target, shape.K, shape.L, limit=limit, work_limit=work_limit)
     V = validate_pair(draft, target, shape.K, shape.L)
     L = shape.L

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from core.data.coins import Coins, enumerate_outcomes
-from core.data.laws import LAWS, DraftLaw, first_appearance_table, get_law
+from core.data.laws import LAWS, DraftLaw, first_appearance_table, get_law, law_at
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.tree import Node
@@ -50,7 +50,7 @@ def draft_tree(draft_cond: Cond, shape: Shape, law: str | DraftLaw, coins: Coins
         d = len(u)
         if d == shape.L:
             return
-        lw = LAWS[shape.law_at(d, name)]
+        lw = LAWS[law_at(shape, d, name)]
         P = cond(u)
         k = shape.draws(d, m)
         lw.check(P, k, u)
@@ -113,7 +113,7 @@ def check_supports(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
         seen += 1
         if max_nodes is not None and seen > max_nodes:
             return False
-        lw = LAWS[shape.law_at(len(u), name)]
+        lw = LAWS[law_at(shape, len(u), name)]
         P = cond(u)
         k = shape.draws(len(u))
         lw.check(P, k, u)

@@ -290,6 +290,8 @@ class DraftLaw:
     #: How every chart draws the law: its colour ("#rrggbb") and marker symbol.
     color: ClassVar[str]
     marker: ClassVar[str]
+    #: True when one draw by the law is one sample from p (at k = 1 the law is ``iid``).
+    one_sample: ClassVar[bool] = True
 
     def draw(self, P: np.ndarray, k: int, coins: Coins) -> tuple[int, ...]:  # pragma: no cover
         """The k draws from P, in the law's visit order."""
@@ -413,6 +415,7 @@ class TopK(DraftLaw):
     source = "EAGLE-2 (arXiv 2406.16858); SGLang (arXiv 2312.07104)"
     device_drawer = "ranked_top"
     color, marker = "#cc6677", "diamond"
+    one_sample = False
 
     def draw(self, P, k, coins):
         return top_ranked(P, k)
@@ -464,7 +467,8 @@ class Greedy(DraftLaw):
 
 #: Every draft law, by name, in display order: the one list of the laws' names, which the command
 #: line, the benchmarks, the sweeps, the pages and the figures read.
-LAWS: dict[str, DraftLaw] = {law.name: law for law in (IID(), WOR(), TopK(), Greedy())}
+IID_LAW, WOR_LAW, TOPK_LAW, GREEDY_LAW = IID(), WOR(), TopK(), Greedy()
+LAWS: dict[str, DraftLaw] = {law.name: law for law in (IID_LAW, WOR_LAW, TOPK_LAW, GREEDY_LAW)}
 
 
 def get_law(law: str | DraftLaw) -> DraftLaw:
@@ -477,10 +481,27 @@ def get_law(law: str | DraftLaw) -> DraftLaw:
         raise InvalidInput(f"unknown draft law {law!r}; choose one of {', '.join(LAWS)}") from None
 
 
+def law_at(shape: Shape, depth: int, law: str) -> str:
+    """The law that draws at depth ``depth`` of ``shape``: ``law`` everywhere for a tree, at the root
+    only for chains (``iid`` below)."""
+    return law if depth == 0 or not shape.chains else IID_LAW.name
+
+
+def is_iid_chains(shape: Shape, law: str | DraftLaw) -> bool:
+    """True when (shape, law) are K i.i.d. drafts of length L: ``iid`` on b = (K, 1, …, 1), whether
+    written as chains or as a tree, and a single chain drafted by a law whose one draw is one sample
+    from p (``one_sample``: ``wor``, ``greedy``).  The rules defined on i.i.d. chains only accept
+    exactly these, and the laboratory computes them as K i.i.d. drafts.  An unknown name is not."""
+    lw = law if isinstance(law, DraftLaw) else LAWS.get(law)
+    if lw is IID_LAW:
+        return all(x == 1 for x in shape.branching[1:])
+    return lw is not None and lw.one_sample and all(x == 1 for x in shape.branching)
+
+
 def depth_policies(shape: Shape, law: str | DraftLaw, per_draw: bool = False) -> list[Policy]:
     """The policy at each depth 0..L−1 of (shape, law): the law's, or ``iid``'s below a chain's root."""
     name = get_law(law).name
-    return [LAWS[shape.law_at(d, name)].policy(per_draw) for d in range(shape.L)]
+    return [LAWS[law_at(shape, d, name)].policy(per_draw) for d in range(shape.L)]
 
 
 def tree_state_count(V: int, shape: Shape, law: str | DraftLaw, per_draw: bool = False) -> int:
@@ -493,7 +514,7 @@ def tree_state_count(V: int, shape: Shape, law: str | DraftLaw, per_draw: bool =
     def visits(d: int, m: int) -> int:
         if d == L:
             return 1
-        return LAWS[shape.law_at(d, name)].round_states(
+        return LAWS[law_at(shape, d, name)].round_states(
             V, shape.draws(d, m), per_draw, lambda j: visits(d + 1, j))
 
     return visits(0, 1)
@@ -508,7 +529,7 @@ def tree_outcome_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
     total = 1
     nodes = 1
     for d in range(shape.L):
-        lw = LAWS[shape.law_at(d, name)]
+        lw = LAWS[law_at(shape, d, name)]
         k = shape.branching[d]
         if lw.distinct:
             total *= lw.outcomes(V, k) ** nodes
@@ -530,7 +551,7 @@ def node_set_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
     def count(d: int, m: int) -> int:
         if d == L:
             return 1
-        lw = LAWS[shape.law_at(d, name)]
+        lw = LAWS[law_at(shape, d, name)]
         k = shape.draws(d, m)
         if lw.distinct:
             sets = {"wor": math.comb(V, k), "topk": 1, "greedy": max(V - k + 1, 0)}[lw.name]

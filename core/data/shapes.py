@@ -26,10 +26,6 @@ import numpy as np
 from core.errors import InvalidInput
 
 
-#: Laws whose single draw is one sample from p (``core.data.laws``): at k = 1 they are ``iid``.
-ONE_SAMPLE_LAWS = ("iid", "wor", "greedy")
-
-
 def _positive_int(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InvalidInput(f"{name} must be an integer ≥ 1, got {value!r}")
@@ -149,20 +145,6 @@ class Shape:
     def draws(self, depth: int, multiplicity: int = 1) -> int:
         """Draws received by a node of depth ``depth`` < L and multiplicity m: m·b_(depth+1)."""
         return multiplicity * self.branching[depth]
-
-    def law_at(self, depth: int, law: str) -> str:
-        """The law that draws at depth ``depth``: ``law`` everywhere for a tree, at the root only for
-        chains (``iid`` below)."""
-        return law if depth == 0 or not self.chains else "iid"
-
-    def is_iid_chains(self, law: str) -> bool:
-        """True when (self, law) are K i.i.d. drafts of length L: ``iid`` on b = (K, 1, …, 1), whether
-        written as chains or as a tree, and a single chain drafted by ``wor`` or ``greedy`` (one draw
-        by either is one sample from p).  The rules defined on i.i.d. chains only accept exactly
-        these, and the laboratory computes them as K i.i.d. drafts."""
-        if law == "iid":
-            return all(x == 1 for x in self.branching[1:])
-        return law in ONE_SAMPLE_LAWS and all(x == 1 for x in self.branching)
 
     @property
     def label(self) -> str:

@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from core.data.laws import DraftLaw, first_appearance_table, get_law
+from core.data.laws import DraftLaw, first_appearance_table, get_law, law_at
 from core.data.shapes import Shape
 from core.data.tree import DraftBlock, Node, path_probability
 from core.errors import InvalidInput
@@ -54,7 +54,7 @@ class TokenTree:
 
     def law_at(self, depth: int) -> DraftLaw:
         """The law that drew the children of the nodes at ``depth``."""
-        return get_law(self.shape.law_at(depth, self.law.name))
+        return get_law(law_at(self.shape, depth, self.law.name))
 
     def program_of(self, rule):
         """``rule``'s coin program for a token tree (``Verifier.run_tree``)."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
-from core.data.laws import LAWS, get_law
+from core.data.laws import LAWS, get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.errors import DecodingError
 from core.errors import InvalidInput
@@ -89,8 +89,8 @@ class StaticPlan:
 
     @property
     def iid_chains(self) -> bool:
-        """K i.i.d. drafts of length L (every rule verifies them): ``Shape.is_iid_chains``."""
-        return self.shape.is_iid_chains(self.law)
+        """K i.i.d. drafts of length L (every rule verifies them): ``core.data.laws.is_iid_chains``."""
+        return is_iid_chains(self.shape, self.law)
 
     def law_at_temperature(self, temperature: float) -> str:
         """The law drafted and verified at this temperature (module docstring: T = 0)."""

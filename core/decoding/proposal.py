@@ -43,7 +43,7 @@ from core.data.token_tree import TokenTree
 from core.data.tree import DraftBlock, Node
 from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
-from core.data.laws import DraftLaw, get_law
+from core.data.laws import DraftLaw, get_law, law_at
 from core.decoding.draft_laws import draw_on_device, ranked_top
 from core.decoding.plans import DraftPlan, DynamicPlan, RankTreePlan, StaticPlan
 from core.decoding.sampling import SamplingConfig, node_probs
@@ -181,7 +181,7 @@ class DraftProposer:
 
     def _static(self, context: Sequence[int], generator: torch.Generator) -> Proposal:
         shape, L = self.plan.shape, self.plan.L
-        laws = [get_law(shape.law_at(d, self.law)) for d in range(L)]
+        laws = [get_law(law_at(shape, d, self.law)) for d in range(L)]
         root = self._probs(self.lm.root(context), laws[0])                           # (1, V)
         device = root.device
         tree = DraftTree(1 + shape.budget, self.V, device, chains=(shape.K, L) if shape.chains else None)

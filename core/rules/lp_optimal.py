@@ -19,7 +19,7 @@ import numpy as np
 
 from core.bounds.sizes import lp_size, tree_lp_size
 from core.data.coins import Coins
-from core.data.laws import get_law
+from core.data.laws import get_law, is_iid_chains, law_at
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
@@ -76,11 +76,11 @@ class LPOptimal(Verifier):
         plan = self.plan
         name = get_law(law).name
         if plan.shape is None:
-            ok = shape.is_iid_chains(name) and (shape.K, shape.L) == (plan.K, plan.L)
+            ok = is_iid_chains(shape, name) and (shape.K, shape.L) == (plan.K, plan.L)
             solved = f"{plan.K} i.i.d. chains of length {plan.L}"
         else:
             ok = shape.branching == plan.shape.branching and all(
-                shape.law_at(d, name) == plan.shape.law_at(d, plan.law) for d in range(shape.L))
+                law_at(shape, d, name) == law_at(plan.shape, d, plan.law) for d in range(shape.L))
             solved = f"{plan.shape.label} drafted by {plan.law}"
         if not ok or V != plan.V:
             raise VerifierError(f"these drafts ({shape.label} drafted by {name}, V={V}) are not "

@@ -7,7 +7,7 @@ instantiated.
 """
 from __future__ import annotations
 
-from core.data.laws import get_law
+from core.data.laws import get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.rules.base import Verifier, VerifierError
 from core.rules.best_of_k import BestOfKBV
@@ -145,7 +145,7 @@ def make_verifier(name: str, draft=None, target=None, K: int | None = None,
     if cls.needs_models:
         if shape is None:
             return cls(draft=draft, target=target, K=K, L=L, **params)
-        if not shape.is_iid_chains(get_law(law).name):
+        if not is_iid_chains(shape, get_law(law).name):
             return cls(draft=draft, target=target, shape=shape, law=law, **params)
         return cls(draft=draft, target=target, K=shape.K, L=shape.L, **params)
     return cls(**params)

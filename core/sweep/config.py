@@ -22,7 +22,7 @@ from typing import NamedTuple
 from core.analysis.exact import MAX_SECONDS, estimated_seconds
 from core.bounds import BoundsTooLarge, check_size, check_tree_size
 from core.bounds.sizes import check_paths
-from core.data.laws import LAWS
+from core.data.laws import LAWS, is_iid_chains, law_at
 from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
 from core.rules.registry import ALIASES, REGISTRY, resolve
@@ -104,7 +104,7 @@ def law_defined(V: int, shape: Shape, law: str, support: int | None = None) -> b
     tokens as it draws at each depth where it applies (``core.data.laws``: refused otherwise)."""
     support = V if support is None else support
     return not LAWS[law].distinct or all(
-        b <= support for d, b in enumerate(shape.branching) if LAWS[shape.law_at(d, law)].distinct)
+        b <= support for d, b in enumerate(shape.branching) if LAWS[law_at(shape, d, law)].distinct)
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ def _check_draft(config: SweepConfig, V: int, shape: Shape, law: str) -> None:
     where = f"{shape.label} drafted by {law} at V={V}"
     if "lp" in config.bounds or "lp_optimal" in config.methods:
         try:
-            if shape.is_iid_chains(law):
+            if is_iid_chains(shape, law):
                 check_size(V, shape.K, shape.L)
             else:
                 check_tree_size(V, shape, law)

@@ -23,6 +23,7 @@ from typing import Iterable
 
 from core import bounds
 from core.analysis.exact import exact_analysis
+from core.data.laws import is_iid_chains
 from core.data.shapes import Shape
 from core.rules.lp_optimal import LPOptimal
 from core.rules.registry import make_verifier, resolve
@@ -102,9 +103,9 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
     plans: dict[tuple, object] = {}
 
     def own_plan(shape: Shape, law: str):
-        same = ("iid", shape.K) if shape.is_iid_chains(law) else (shape, law)
+        same = ("iid", shape.K) if is_iid_chains(shape, law) else (shape, law)
         if same not in plans:
-            plans[same] = (bounds.optimal_lp(draft, target, shape.K, L) if shape.is_iid_chains(law)
+            plans[same] = (bounds.optimal_lp(draft, target, shape.K, L) if is_iid_chains(shape, law)
                            else bounds.optimal_tree_lp(draft, target, shape, law))
         return plans[same]
 
