@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from core.cli import main as cli_main
+from core.data.laws import IID_LAW
 from core.sweep import ship
 from core.sweep.config import DRAFT_LAWS, FAMILIES, SweepConfig, SweepError, check_config, default_methods
 from core.sweep.processes import ProcessCluster
@@ -130,7 +131,7 @@ def run(args) -> dict:
     # figures beside these.
     region = frame[(frame.K >= 2) & (frame.V ** (frame.K * frame.L) <= RULES_BENCHMARK_PATHS)]
     if "law" in region.columns:
-        region = region[region.law == "iid"]
+        region = region[region.law == IID_LAW.name]
     computed = sum(p["computed"] for p in parts)
     result = {
         "leaderboard": board,

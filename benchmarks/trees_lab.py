@@ -23,7 +23,7 @@ import time
 
 import toy_models as tm
 from core.analysis.exact import estimated_seconds, exact_analysis
-from core.data.laws import LAWS, is_iid_chains, tree_outcome_count
+from core.data.laws import IID_LAW, LAWS, TOPK_LAW, is_iid_chains, tree_outcome_count
 from core.data.shapes import Shape
 from core.errors import USER_ERRORS
 from core.rules.registry import make_verifier, resolve
@@ -44,13 +44,13 @@ def configurations(quick: bool):
     for V in GRID_V[:3] if quick else GRID_V:
         for law in LAWS:
             for shape in shapes():
-                if is_iid_chains(shape, law) or (law != "iid" and max(shape.branching) > V):
+                if is_iid_chains(shape, law) or (law != IID_LAW.name and max(shape.branching) > V):
                     continue
                 n = tree_outcome_count(V, shape, law)
                 if V ** shape.L > 4096:      # as for K i.i.d. drafts: the law lives on Ω^(L+1)
                     continue
                 widest = not shape.chains and shape.branching == (min(V, 6),) * shape.L
-                if (law == "topk" and widest) or 1024 <= n <= 4096:
+                if (law == TOPK_LAW.name and widest) or 1024 <= n <= 4096:
                     yield V, shape, law, n
 
 
@@ -96,7 +96,7 @@ def compare_orders(n: int = 80, seed: int = 80) -> dict:
         draft, target = tm.random_pair(("iid", "markov", "table")[i % 3], V,
                                        alpha=float(rng.choice([0.3, 1, 3])), mix=float(rng.uniform(0.1, 0.9)),
                                        seed=int(rng.integers(1 << 30)), depth=shape.L)
-        per, first = (depth_policies(shape, "iid", per_draw) for per_draw in (True, False))
+        per, first = (depth_policies(shape, IID_LAW.name, per_draw) for per_draw in (True, False))
         for rule, run in (("rrs", lambda pol: rrs_output_law(pol, draft, target, shape.branching)),
                           ("traversal", lambda pol: traversal_output_law(pol, draft, target, shape.K,
                                                                          shape.L, shape.branching))):

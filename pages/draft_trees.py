@@ -8,7 +8,7 @@ import streamlit as st
 
 from core.analysis.budget import VERIFIERS, coincident_laws, drafted_alike, law_curves, same_everywhere
 from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
-from core.data.laws import LAWS
+from core.data.laws import LAWS, TOPK_LAW
 from core.data.shapes import Shape
 from core.rules.registry import DEFAULT_TREE_RULE, REGISTRY, display_name
 from pages.ui import cached, charts, error_boundary, routing, text, toy_config
@@ -83,7 +83,7 @@ picked = toy_config.tree_controls(cfg)
 if picked is None:
     st.stop()
 shape, law = picked
-topk_tree = law == "topk" and (not shape.chains or shape.L == 1)
+topk_tree = law == TOPK_LAW.name and (not shape.chains or shape.L == 1)
 st.caption(f"{shape.label} drafted by {law}: {LAWS[law].summary} Budget n = {shape.budget} drafted tokens, "
            f"depth L = {shape.L}" + (f"; below the root each chain goes on i.i.d." if shape.chains and shape.L > 1
                                      else "") + ".")
@@ -122,7 +122,7 @@ if refused is None:
                 "is labelled with q(s), the target's probability of the path to it, and E[τ] = Σ q(s) over its "
                 "nodes: no lossless verifier does better on it, and rrs, traversal and the LP all reach it (table "
                 "below).")
-    elif law == "topk":
+    elif law == TOPK_LAW.name:
         st.caption("topk chains are deterministic at the root only: the chains go on i.i.d., so the closed form "
                    "Σ q(s) of a top-k tree does not apply.")
 

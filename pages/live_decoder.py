@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.data.laws import LAWS
+from core.data.laws import IID_LAW, LAWS, TOPK_LAW
 from core.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from core.decoding.iteration_trace import tree_from_trace
@@ -111,7 +111,7 @@ ss.setdefault("dec_prompt", "import os\n\n\ndef main():\n")
 ss.setdefault("dec_method", DEFAULT_RULE if DEFAULT_RULE in methods else methods[0])
 ss.setdefault("dec_shape", "chains")
 ss.setdefault("dec_b", "2,2,1")
-ss.setdefault("dec_law", "iid")
+ss.setdefault("dec_law", IID_LAW.name)
 # The dynamic tree of the command line's side-by-side suite, EAGLE-2's small setting: 16 of the
 # 4 + 3·4² = 52 candidates of depth 4 and width 4.
 ss.setdefault("dec_budget", 16)
@@ -198,7 +198,8 @@ LAW_HELP = ("How the tokens at a node are drawn from p: with replacement (iid), 
             "(topk), or the k − 1 most probable and one sampled (greedy). The dynamic tree always takes each node's "
             "most probable tokens (topk): it is deterministic given the draft.")
 if shape == "dynamic":      # shown as what it drafts by; the law chosen for the other shapes is kept
-    d3.selectbox("Draft law", ["topk"], key="dec_law_dynamic", format_func=law_label, disabled=True, help=LAW_HELP)
+    d3.selectbox("Draft law", [TOPK_LAW.name], key="dec_law_dynamic", format_func=law_label, disabled=True,
+                 help=LAW_HELP)
     law = ss.dec_law
 else:
     law = d3.selectbox("Draft law", list(LAWS), key="dec_law", format_func=law_label, help=LAW_HELP)
@@ -243,7 +244,7 @@ else:
                + (" A top-k child is no sample of p but a fixed token, so the verifier accepts the child of rank k "
                   "with q(x_k), what the target still gives it, not with min(1, q/p): at T = 1 q spreads its mass "
                   "and a top-k tree accepts less than an i.i.d. one, at low T q concentrates and it catches up."
-                  if plan.law == "topk" and T > 0 else ""))
+                  if plan.law == TOPK_LAW.name and T > 0 else ""))
 
 pair = pair_picker.pair_picker("dec")
 

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis.intervals import bounded_t_interval
-from core.data.laws import LAWS
+from core.data.laws import IID_LAW, LAWS
 from core.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
 from core.rules.registry import COMPARED, REGISTRY
@@ -120,7 +120,7 @@ ss.setdefault("sw_seeds", 6)
 ss.setdefault("sw_K", 2)
 ss.setdefault("sw_L", 4)
 ss.setdefault("sw_T", 1.0)
-ss.setdefault("sw_law", "iid")
+ss.setdefault("sw_law", IID_LAW.name)
 ss.setdefault("sw_baseline", True)
 
 

@@ -40,7 +40,7 @@ from core.bounds.sequoia import best_tree, positional_acceptance
 from core.bounds.sizes import BoundsTooLarge, check_size, check_tree_size
 from core.data.drafting import check_supports
 from core.data.exact_fraction import fraction
-from core.data.laws import LAWS, is_iid_chains, rank, tree_outcome_count
+from core.data.laws import IID_LAW, LAWS, is_iid_chains, rank, tree_outcome_count
 from core.data.shapes import Shape
 from core.data.tree import Node
 from core.errors import USER_ERRORS, ExplorerError, InvalidInput
@@ -334,7 +334,7 @@ def budget_table(draft: ToyModel, target: ToyModel, budget: int, L: int, *,
             continue
         cells = {v: _cell(v, draft, target, shape, law) for v in VERIFIERS}
         rows.append(Row(shape, law, cells))
-        if shape.chains and law == "iid" and cells["lp"].certificate is not None:
+        if shape.chains and law == IID_LAW.name and cells["lp"].certificate is not None:
             chains_lp = cells["lp"].certificate            # the baseline is this very LP
     if progress is not None:
         progress(len(pairs), len(pairs), "done")

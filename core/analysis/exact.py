@@ -33,7 +33,7 @@ from toy_models import ToyModel
 
 from core.data.drafting import check_supports, enumerate_trees
 from core.data.exact_fraction import fraction
-from core.data.laws import get_law, is_iid_chains, tree_outcome_count
+from core.data.laws import IID_LAW, get_law, is_iid_chains, tree_outcome_count
 from core.data.levels import level_conditionals
 from core.data.shapes import Shape
 from core.data.tree import DraftBlock, Node
@@ -73,7 +73,7 @@ class ExactResult:
     #: ``K`` is the draws at the root (b_1) and the summary also carries the shape, the law, the
     #: budget and E[τ] as a fraction.  None for K i.i.d. drafts given as --K/--L.
     shape: Shape | None = None
-    law: str = "iid"
+    law: str = IID_LAW.name
 
     @property
     def expected_accepted(self) -> float:
@@ -119,7 +119,7 @@ class ExactResult:
 
 
 def resolve_drafts(K: int | None, L: int | None, shape: Shape | None,
-                   law: str = "iid") -> tuple[Shape, str]:
+                   law: str = IID_LAW.name) -> tuple[Shape, str]:
     """The (shape, law name) of an analysis asked for with K and L, or with a shape (the two must
     agree when both are given)."""
     name = get_law(law).name
@@ -133,7 +133,7 @@ def resolve_drafts(K: int | None, L: int | None, shape: Shape | None,
 
 
 def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int | None = None, *,
-                      shape: Shape | None = None, law: str = "iid") -> float:
+                      shape: Shape | None = None, law: str = IID_LAW.name) -> float:
     """Rough wall-clock estimate of ``exact_analysis`` on a 2-core machine (for warnings and
     refusals; the constants were calibrated on this project's benchmark grid), for K i.i.d. drafts
     of length L or for a shape and a law."""
@@ -149,7 +149,7 @@ def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int |
 
 
 def outcome_count(V: int, K: int | None = None, L: int | None = None, verifier: Verifier | None = None,
-                  *, shape: Shape | None = None, law: str = "iid") -> int:
+                  *, shape: Shape | None = None, law: str = IID_LAW.name) -> int:
     """How many draft outcomes plain enumeration visits for this rule: for K i.i.d. drafts, paths,
     multisets or ordered tuples as the rule tells them apart; for a token tree, every ordered draw
     outcome (``core.data.laws.tree_outcome_count``)."""
@@ -214,7 +214,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
                    L: int | None = None, max_seconds: float = MAX_SECONDS,
                    progress: Callable[[float], None] | None = None,
                    recursion: bool = True, *, shape: Shape | None = None,
-                   law: str = "iid") -> ExactResult:
+                   law: str = IID_LAW.name) -> ExactResult:
     """Exact law of τ and of the output O = (s, y) for ``method`` with K i.i.d. drafts of length L,
     or with drafts of any ``shape`` and ``law``.
 
@@ -285,7 +285,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     name = method if isinstance(method, str) else verifier.name
     if draft.V != target.V:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
-    asked = shape is not None or law != "iid"
+    asked = shape is not None or law != IID_LAW.name
     shape, law = resolve_drafts(K, L, shape, law)
     if is_iid_chains(shape, law):
         result = _chains_analysis(verifier, name, draft, target, shape.K, shape.L, max_seconds,

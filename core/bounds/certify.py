@@ -52,7 +52,7 @@ import numpy as np
 from core.bounds.sizes import (OUTCOME_LIMIT, SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_size,
                                enumerate_multisets, validate_pair)
 from core.data.drafting import check_supports, node_set_law
-from core.data.laws import get_law, is_iid_chains
+from core.data.laws import IID_LAW, get_law, is_iid_chains
 from core.data.levels import level_conditionals, node_tuple
 from core.data.shapes import Shape
 from core.data.tree import Node
@@ -220,7 +220,7 @@ def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
 def certify_chains_lp(draft: ToyModel, target: ToyModel, K: int, L: int, **limits) -> Certificate:
     """The i.i.d.-chains LP (``core.bounds.lp.optimal_lp``), certified: ``certify_tree_lp`` on
     ``iid`` chains K×L."""
-    return certify_tree_lp(draft, target, Shape.chains_of(K, L), "iid", **limits)
+    return certify_tree_lp(draft, target, Shape.chains_of(K, L), IID_LAW.name, **limits)
 
 
 def _uncertified(draft, target, shape, law, reason: str) -> Certificate:

@@ -34,6 +34,7 @@ import numpy as np
 
 from core.bounds.sizes import check_paths, one_minus_pow, validate_pair
 from core.data.drafting import check_supports, draft_tree
+from core.data.laws import TOPK_LAW
 from core.data.levels import level_conditionals, level_joints
 from core.data.shapes import Shape
 from core.errors import InvalidInput
@@ -140,8 +141,8 @@ def topk_tree_value(draft: ToyModel, target: ToyModel, shape: Shape) -> float:
     if shape.chains and shape.L > 1:
         raise InvalidInput("only a tree drafted by topk at every node is deterministic; topk chains "
                            "sample below the root, so give a static tree")
-    check_supports(draft.cond, shape, "topk")
-    draws = draft_tree(draft.cond, shape, "topk", coins=None)
+    check_supports(draft.cond, shape, TOPK_LAW.name)
+    draws = draft_tree(draft.cond, shape, TOPK_LAW.name, coins=None)
     total = 0.0
     stack = [((), 1.0)]
     while stack:

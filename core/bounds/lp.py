@@ -74,7 +74,7 @@ from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_si
                                enumerate_multisets, level_offsets, multiset_probabilities, tree_nodes,
                                validate_pair)
 from core.data.drafting import check_supports, node_set_law
-from core.data.laws import get_law, is_iid_chains
+from core.data.laws import IID_LAW, get_law, is_iid_chains
 from core.data.levels import level_conditionals, level_joints, node_tuple
 from core.data.shapes import Shape
 from core.data.tree import Node
@@ -134,7 +134,7 @@ class OptimalPlan:
     #: drafted node set as its sorted leaf paths, and ``probabilities`` P(node set).  None for K
     #: i.i.d. chains, whose plans are keyed by draft multisets.
     shape: Shape | None = None
-    law: str = "iid"
+    law: str = IID_LAW.name
     _index: dict = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self):

@@ -23,6 +23,7 @@ from toy_models import PRESETS, ToyModel, from_json
 
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.data.exact_fraction import fraction
+from core.data.laws import IID_LAW
 from core.errors import InvalidInput
 from core.sweep.config import FAMILIES, InstanceKey
 from core.sweep.engine import map_batches
@@ -61,7 +62,7 @@ class Instance:
     page: str = "lab"
     section: str | None = None
     b: tuple[int, ...] | None = None
-    law: str = "iid"
+    law: str = IID_LAW.name
 
     @classmethod
     def of(cls, draft: ToyModel, target: ToyModel, K: int, L: int, **kw) -> "Instance":

@@ -15,6 +15,7 @@ from __future__ import annotations
 from core.analysis.depth_gain import conditional_gain
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
+from core.data.laws import IID_LAW
 from core.data.shapes import Shape
 
 SOURCE = Source("delayed-expansion", "Thomas, Kitanovski, Goldblum & Pal, Dynamic delayed tree expansion",
@@ -68,7 +69,7 @@ def deeper_gain_trial(draft, target, K: int, L: int, rule: str = "specinfer") ->
 def delayed_lossless_trial(draft, target, K: int, L: int) -> Trial:
     """The largest TV from q of rrs and traversal on every delayed tree of depth L."""
     tvs = {f"{m} b={','.join(map(str, delayed_tree(K, L, at)))}":
-           exact_analysis(m, draft, target, shape=Shape.tree(delayed_tree(K, L, at)), law="iid").fidelity_tv
+           exact_analysis(m, draft, target, shape=Shape.tree(delayed_tree(K, L, at)), law=IID_LAW.name).fidelity_tv
            for m in ("rrs", "traversal") for at in range(1, L)}
     worst = max(tvs, key=tvs.get)
     return Trial(tvs[worst] <= LOSSLESS_TOL, LOSSLESS_TOL - tvs[worst], {"worst": worst, "fidelity_tv": tvs[worst]})
@@ -87,7 +88,7 @@ def delayed_beats_root_trial(draft, target, K: int, L: int, rule: str = "rrs") -
     """E[τ] of ``rule`` on the delayed tree of the same budget (``same_budget_tree``) against K i.i.d.
     chains branching at the root; the delayed tree with the same K leaves, (1, K, 1, …), beside."""
     def value(shape: Shape) -> float:
-        return exact_analysis(rule, draft, target, shape=shape, law="iid").expected_accepted
+        return exact_analysis(rule, draft, target, shape=shape, law=IID_LAW.name).expected_accepted
 
     b = same_budget_tree(K, L)
     delayed, root = value(Shape.tree(b)), value(Shape.chains_of(K, L))
@@ -98,7 +99,7 @@ def delayed_beats_root_trial(draft, target, K: int, L: int, rule: str = "rrs") -
 
 
 def _trees(K: int, L: int) -> dict:
-    return {"page": "trees", "b": delayed_tree(K, L), "law": "iid"}
+    return {"page": "trees", "b": delayed_tree(K, L), "law": IID_LAW.name}
 
 
 TOY = dict(preset="binary-toy")
@@ -141,5 +142,5 @@ CLAIMS = (
           "SpecInfer's (rrs) exact E[τ] on the tree b = (1, 3) against K = 2 chains from the root, both "
           "drafting 4 tokens at L = 2, on each seeded instance (the tree (1, 2) with the same K beside).",
           family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(2,), n=4), trial=delayed_beats_root_trial,
-          opens=lambda K, L: {"page": "trees", "b": same_budget_tree(K, L), "law": "iid"}),
+          opens=lambda K, L: {"page": "trees", "b": same_budget_tree(K, L), "law": IID_LAW.name}),
 )

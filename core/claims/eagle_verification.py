@@ -18,6 +18,7 @@ from toy_models import ToyModel
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
 from core.analysis.released_ports import eagle_numbers
 from core.claims.base import Claim, Family, Instance, Source, Trial, holds, lossless_trial, trial_check
+from core.data.laws import TOPK_LAW
 from core.data.shapes import Shape
 from core.rules.eagle import Eagle
 
@@ -63,7 +64,7 @@ def _topk_lossless(inst: Instance):
 
 
 def _topk_tree(K: int, L: int) -> dict:
-    return {"page": "trees", "b": TOPK_TREE, "law": "topk"}
+    return {"page": "trees", "b": TOPK_TREE, "law": TOPK_LAW.name}
 
 
 TOY = dict(preset="binary-toy", T=T, methods=METHODS)
@@ -87,11 +88,12 @@ CLAIMS = (
     Claim("topk-lossless", SOURCE, "Verifying a tree drafted by top-k with EAGLE's rule is lossless (issues 110, 93).",
           "The TV from q of the current release on the static tree b = (2, 2) drafted by top-k at T = 1/2, on the "
           "three-token toy; the EAGLE-2 release's TV and rrs's E[τ] beside.",
-          instance=Instance(2, 2, preset="three-token-toy", T=T, page="trees", b=TOPK_TREE, law="topk"),
+          instance=Instance(2, 2, preset="three-token-toy", T=T, page="trees", b=TOPK_TREE, law=TOPK_LAW.name),
           check=_topk_lossless),
     Claim("topk-lossless-family", SOURCE, "EAGLE's rule on top-k trees is lossless on every instance.",
           "The current release's TV from q on the tree b = (2, 2) drafted by top-k at T = 1/2, on each seeded "
           "instance (V ∈ {3, 4}); the worst (largest) TV.",
           family=Family(("iid", "markov", "table"), Vs=(3, 4), Ks=(2,), Ls=(2,), n=3, T=T),
-          trial=lossless_trial(RULE, shape=Shape.tree(TOPK_TREE), law="topk"), methods=(RULE,), opens=_topk_tree),
+          trial=lossless_trial(RULE, shape=Shape.tree(TOPK_TREE), law=TOPK_LAW.name), methods=(RULE,),
+          opens=_topk_tree),
 )

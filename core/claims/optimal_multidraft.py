@@ -12,6 +12,7 @@ from __future__ import annotations
 from core import bounds
 from core.analysis.exact import LOSSLESS_TOL
 from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
+from core.data.laws import IID_LAW, WOR_LAW
 from core.data.shapes import Shape
 
 SOURCE = Source("hu-2025", "Hu et al., Towards optimal multi-draft speculative decoding (ICLR 2025)",
@@ -29,8 +30,8 @@ def closed_form_trial(draft, target, K: int, L: int) -> Trial:
 def wor_trial(draft, target, K: int, L: int) -> Trial:
     """The optimal acceptance of K drafts of one token drawn without replacement against i.i.d."""
     shape = Shape.chains_of(K, 1)
-    wor = float(bounds.optimal_tree_lp(draft, target, shape, "wor").value)
-    iid = float(bounds.optimal_tree_lp(draft, target, shape, "iid").value)
+    wor = float(bounds.optimal_tree_lp(draft, target, shape, WOR_LAW.name).value)
+    iid = float(bounds.optimal_tree_lp(draft, target, shape, IID_LAW.name).value)
     return Trial(wor >= iid - LOSSLESS_TOL, wor - iid, {"wor_optimum": wor, "iid_optimum": iid, "gain": wor - iid})
 
 
@@ -50,5 +51,5 @@ CLAIMS = (
           "At the optimum, drafting without replacement accepts at least as much as i.i.d. drafting.",
           "The own-law LP of K = 2 drafts of one token, drawn wor and iid, on each seeded instance (V = 3, 4).",
           family=Family(("iid", "markov"), Vs=(3, 4), Ks=(2, 3), Ls=(1,), n=3), trial=wor_trial,
-          opens=lambda K, L: {"page": "trees", "b": (K,), "law": "wor"}),
+          opens=lambda K, L: {"page": "trees", "b": (K,), "law": WOR_LAW.name}),
 )

@@ -22,7 +22,7 @@ import sys
 from typing import Sequence
 
 from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
-from core.data.laws import LAWS
+from core.data.laws import IID_LAW, LAWS
 
 BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
 #: Why ``--method all`` skips a rule on a token tree or another law.
@@ -159,12 +159,12 @@ def _drafts(args):
         if shape.L > MAX_L or max(shape.branching) > MAX_K:
             raise CLIError(f"--tree must have at most {MAX_L} levels of at most {MAX_K} draws each, "
                            f"got {args.tree}")
-        return shape, args.law or "iid"
+        return shape, args.law or IID_LAW.name
     if args.K is None or args.L is None:
         raise CLIError("give --K and --L (K drafts of length L), or --tree b1,b2,...")
     if args.law is not None:
         return Shape.chains_of(args.K, args.L), args.law
-    return None, "iid"
+    return None, IID_LAW.name
 
 
 def _header(args, shape, law, V) -> str:

@@ -15,7 +15,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from core.data.laws import DraftLaw, first_appearance_table, get_law, law_at
+from core.data.laws import IID_LAW, DraftLaw, first_appearance_table, get_law, law_at
 from core.data.shapes import Shape
 from core.data.tree import DraftBlock, Node, path_probability
 from core.errors import InvalidInput
@@ -132,6 +132,6 @@ class TokenTree:
             x = block.draft(k)
             for d in range(block.L):
                 draws.setdefault(x[:d], []).append(x[d])
-        return cls(Shape.chains_of(block.K, block.L), get_law("iid"),
+        return cls(Shape.chains_of(block.K, block.L), IID_LAW,
                    {u: tuple(xs) for u, xs in draws.items()},
                    {u: block.p[u] for u in draws}, dict(block.q))

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
-from core.data.laws import LAWS, get_law, is_iid_chains
+from core.data.laws import IID_LAW, LAWS, TOPK_LAW, get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.errors import DecodingError
 from core.errors import InvalidInput
@@ -57,7 +57,7 @@ class StaticPlan:
     """Chains K×L or a static tree b, drafted by ``law`` (module docstring)."""
 
     shape: Shape
-    law: str = "iid"
+    law: str = IID_LAW.name
 
     def __post_init__(self):
         try:
@@ -66,11 +66,11 @@ class StaticPlan:
             raise DecodingError(str(exc)) from None
 
     @classmethod
-    def chains(cls, K: int, L: int, law: str = "iid") -> "StaticPlan":
+    def chains(cls, K: int, L: int, law: str = IID_LAW.name) -> "StaticPlan":
         return cls(_checked_shape(Shape.chains_of, K, L), law)
 
     @classmethod
-    def tree(cls, branching: Sequence[int], law: str = "iid") -> "StaticPlan":
+    def tree(cls, branching: Sequence[int], law: str = IID_LAW.name) -> "StaticPlan":
         return cls(_checked_shape(Shape.tree, tuple(branching)), law)
 
     kind = "static"
@@ -95,7 +95,7 @@ class StaticPlan:
     def law_at_temperature(self, temperature: float) -> str:
         """The law drafted and verified at this temperature (module docstring: T = 0)."""
         if temperature == 0 and not self.iid_chains and get_law(self.law).distinct:
-            return "topk"
+            return TOPK_LAW.name
         return self.law
 
     @property
@@ -115,7 +115,7 @@ class RankTreePlan:
     paths: tuple[RankPath, ...]
 
     kind = "rank tree"
-    law = "topk"
+    law = TOPK_LAW.name
     iid_chains = False
 
     def __post_init__(self):
@@ -149,7 +149,7 @@ class RankTreePlan:
         return len(self.paths)
 
     def law_at_temperature(self, temperature: float) -> str:
-        return "topk"
+        return TOPK_LAW.name
 
     @property
     def label(self) -> str:
@@ -170,7 +170,7 @@ class DynamicPlan:
     width: int = 4
 
     kind = "dynamic"
-    law = "topk"
+    law = TOPK_LAW.name
     iid_chains = False
 
     def __post_init__(self):
@@ -196,7 +196,7 @@ class DynamicPlan:
         return self.width
 
     def law_at_temperature(self, temperature: float) -> str:
-        return "topk"
+        return TOPK_LAW.name
 
     @property
     def label(self) -> str:
@@ -251,7 +251,7 @@ def draft_plan(*, K: int | None = None, L: int | None = None, law: str | None = 
     if law is not None and law not in LAWS:
         raise DecodingError(f"unknown draft law {law!r}; choose one of {', '.join(LAWS)}")
     if paths is not None or budget is not None:
-        if law not in (None, "topk"):
+        if law not in (None, TOPK_LAW.name):
             raise DecodingError(f"{chosen[0]} drafts by topk (each node's most probable tokens), "
                                 f"not by {law}")
         if paths is not None:
@@ -264,9 +264,9 @@ def draft_plan(*, K: int | None = None, L: int | None = None, law: str | None = 
             raise DecodingError("--tree b1,b2,... fixes K = b1 and L: give no --K or --L with it")
         if isinstance(tree, str):
             shape = _checked_shape(Shape.parse, tree)
-            return StaticPlan(shape, law or "iid")
-        return StaticPlan.tree(tree, law or "iid")
-    return StaticPlan.chains(1 if K is None else K, 4 if L is None else L, law or "iid")
+            return StaticPlan(shape, law or IID_LAW.name)
+        return StaticPlan.tree(tree, law or IID_LAW.name)
+    return StaticPlan.chains(1 if K is None else K, 4 if L is None else L, law or IID_LAW.name)
 
 
 def tree_rules(methods: Sequence[str]) -> list[str]:

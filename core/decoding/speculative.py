@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from core.data.laws import IID_LAW
 from core.decoding.cached_lm import cached_lm
 from core.decoding.commit import extend, finish, keep_accepted
 from core.errors import DecodingError
@@ -67,7 +68,7 @@ class SpeculativeDecoder:
             for name, value in (("K", K), ("L", L)):
                 if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                     raise DecodingError(f"{name} must be a positive integer, got {value!r}")
-            plan = StaticPlan.chains(int(K), int(L), law or "iid")
+            plan = StaticPlan.chains(int(K), int(L), law or IID_LAW.name)
         elif (K, L, law) != (None, None, None):
             raise DecodingError("give K, L and law, or a plan, not both")
         check_plan(method, plan)

@@ -19,7 +19,7 @@ import numpy as np
 
 from core.bounds.sizes import lp_size, tree_lp_size
 from core.data.coins import Coins
-from core.data.laws import get_law, is_iid_chains, law_at
+from core.data.laws import IID_LAW, get_law, is_iid_chains, law_at
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
@@ -53,7 +53,7 @@ class LPOptimal(Verifier):
     token_trees = True
 
     def __init__(self, draft=None, target=None, K: int | None = None, L: int | None = None,
-                 plan: OptimalPlan | None = None, *, shape: Shape | None = None, law: str = "iid"):
+                 plan: OptimalPlan | None = None, *, shape: Shape | None = None, law: str = IID_LAW.name):
         if plan is None:
             if draft is None or target is None or (shape is None and (K is None or L is None)):
                 raise VerifierError(

@@ -7,7 +7,7 @@ instantiated.
 """
 from __future__ import annotations
 
-from core.data.laws import get_law, is_iid_chains
+from core.data.laws import IID_LAW, get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.rules.base import Verifier, VerifierError
 from core.rules.best_of_k import BestOfKBV
@@ -125,7 +125,7 @@ def tree_rule(offered: list[str]) -> str:
 
 def make_verifier(name: str, draft=None, target=None, K: int | None = None,
                   L: int | None = None, *, shape: Shape | None = None,
-                  law: str = "iid", **params) -> Verifier:
+                  law: str = IID_LAW.name, **params) -> Verifier:
     """Instantiate a rule by name, handing the toy models to the rules that need them.
 
     ``shape`` and ``law`` (default: K i.i.d. chains of length L) are checked against the rule

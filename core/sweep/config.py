@@ -22,7 +22,7 @@ from typing import NamedTuple
 from core.analysis.exact import MAX_SECONDS, estimated_seconds
 from core.bounds import BoundsTooLarge, check_size, check_tree_size
 from core.bounds.sizes import check_paths
-from core.data.laws import LAWS, is_iid_chains, law_at
+from core.data.laws import IID_LAW, LAWS, is_iid_chains, law_at
 from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
 from core.rules.registry import ALIASES, REGISTRY, resolve
@@ -95,7 +95,7 @@ def runs_on(method: str, shape: Shape, law: str) -> bool:
     only.  A single chain drafted by ``wor`` or ``greedy`` is one i.i.d. draft, which every rule
     accepts, but its rows under those laws would repeat the ``iid`` rows of the same chain."""
     cls = resolve(method)
-    return cls.supports(shape, law) and (cls.token_trees or law == "iid")
+    return cls.supports(shape, law) and (cls.token_trees or law == IID_LAW.name)
 
 
 def law_defined(V: int, shape: Shape, law: str, support: int | None = None) -> bool:
@@ -152,7 +152,7 @@ class SweepConfig:
 
     def draft_laws(self) -> tuple[str, ...]:
         """A draft sweep's laws (``iid`` when only shapes were given)."""
-        return self.laws or ("iid",)
+        return self.laws or (IID_LAW.name,)
 
     def cells(self) -> list[tuple]:
         """Every cell of the grid, in a fixed order: (family, V, K, L), or for a draft sweep

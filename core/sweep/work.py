@@ -23,7 +23,7 @@ from typing import Iterable
 
 from core import bounds
 from core.analysis.exact import exact_analysis
-from core.data.laws import is_iid_chains
+from core.data.laws import IID_LAW, is_iid_chains
 from core.data.shapes import Shape
 from core.rules.lp_optimal import LPOptimal
 from core.rules.registry import make_verifier, resolve
@@ -103,7 +103,7 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
     plans: dict[tuple, object] = {}
 
     def own_plan(shape: Shape, law: str):
-        same = ("iid", shape.K) if is_iid_chains(shape, law) else (shape, law)
+        same = (IID_LAW.name, shape.K) if is_iid_chains(shape, law) else (shape, law)
         if same not in plans:
             plans[same] = (bounds.optimal_lp(draft, target, shape.K, L) if is_iid_chains(shape, law)
                            else bounds.optimal_tree_lp(draft, target, shape, law))
@@ -112,7 +112,7 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
     iid = {kind: float("nan") for kind in config.bounds}
     if K_iid is not None:
         iid = {**instance_bounds(draft, target, K_iid, L, [k for k in config.bounds if k != "lp"]),
-               **({"lp": own_plan(Shape.chains_of(K_iid, L), "iid").value} if "lp" in config.bounds else {})}
+               **({"lp": own_plan(Shape.chains_of(K_iid, L), IID_LAW.name).value} if "lp" in config.bounds else {})}
 
     rows = []
     for shape in config.draft_shapes(L):

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core.analysis.budget import VERIFIERS as BUDGET_VERIFIERS
-from core.data.laws import LAWS
+from core.data.laws import IID_LAW, LAWS
 from core.data.shapes import Shape
 from core.errors import InvalidInput
 from core.rules.registry import BEST_RULES
@@ -214,7 +214,7 @@ def trees_link() -> dict[str, str]:
     drafted by the law last chosen there (``iid`` at first)."""
     own = {"source", "preset", "kind", "V", "alpha", "mix", "seed", "depth", "p", "q", "K", "L", "T"}
     params = {k: v for k, v in st.session_state.get(routing.OWN_URL, {}).items() if k in own}
-    return {**params, "shape": "chains", "law": st.session_state.get("tree_law", "iid")}
+    return {**params, "shape": "chains", "law": st.session_state.get("tree_law", IID_LAW.name)}
 
 
 def law_label(name: str) -> str:
@@ -230,7 +230,7 @@ def tree_controls(cfg: ToyConfig, key: str = "tree") -> tuple[Shape, str] | None
     ss = st.session_state
     ss.setdefault("tree_kind", "chains")
     ss.setdefault("tree_b", "2,2")
-    ss.setdefault("tree_law", "iid")
+    ss.setdefault("tree_law", IID_LAW.name)
     c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
     kind = c1.radio("Shape", list(SHAPE_KINDS), key="tree_kind", format_func=SHAPE_KINDS.get, horizontal=True,
                     help="Chains: the law draws the K first tokens and each chain goes on i.i.d. Static tree: a "
