@@ -310,6 +310,11 @@ class DraftLaw:
         child drafted j times (the cost model of ``tree_state_count``)."""
         raise NotImplementedError  # pragma: no cover
 
+    def child_sets(self, V: int, k: int) -> int:  # pragma: no cover
+        """How many children sets a node with k draws over V tokens (all of positive p) can have,
+        for a law of distinct draws (``node_set_count``)."""
+        raise NotImplementedError
+
     def children_of(self, P: np.ndarray, k: int) -> np.ndarray:
         """Every token that can be a child of a node with k draws."""
         return np.flatnonzero(P > 0)
@@ -399,6 +404,9 @@ class WOR(DraftLaw):
     def outcomes(self, V, k):
         return math.perm(V, k)
 
+    def child_sets(self, V, k):
+        return math.comb(V, k)
+
     def round_states(self, V, k, per_draw, child):
         one = child(1)
         # rounds(0, ·) = 1; rounds(i, r) = 1 + r·(one + rounds(i − 1, r − 1)), r tokens left
@@ -428,6 +436,9 @@ class TopK(DraftLaw):
 
     def round_states(self, V, k, per_draw, child):
         return 1 + k * (1 + child(1))
+
+    def child_sets(self, V, k):
+        return 1
 
     def children_of(self, P, k):
         return np.array(top_ranked(P, k), dtype=np.int64)
@@ -460,6 +471,9 @@ class Greedy(DraftLaw):
     def round_states(self, V, k, per_draw, child):
         one = child(1)
         return 1 + (V - k + 1) * one + 1 + (k - 1) * (1 + one)
+
+    def child_sets(self, V, k):
+        return max(V - k + 1, 0)
 
     def deterministic_draws(self, k):
         return (False,) + (True,) * (k - 1)     # X first, then Top
@@ -554,8 +568,7 @@ def node_set_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
         lw = LAWS[law_at(shape, d, name)]
         k = shape.draws(d, m)
         if lw.distinct:
-            sets = {"wor": math.comb(V, k), "topk": 1, "greedy": max(V - k + 1, 0)}[lw.name]
-            return sets * count(d + 1, 1) ** k
+            return lw.child_sets(V, k) * count(d + 1, 1) ** k
         poly = [1] + [count(d + 1, j) for j in range(1, k + 1)]
         out = [1] + [0] * k
         for _ in range(V):             # out = poly^V, truncated at degree k
