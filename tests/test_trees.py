@@ -374,6 +374,20 @@ def test_one_chain_drafted_by_wor_or_greedy_is_one_iid_draft():
     assert not is_iid_chains(Shape.chains_of(1, 3), "topk") and not is_iid_chains(Shape.tree((1, 2)), "wor")
 
 
+def test_one_sample_laws_draw_p_once():
+    """``one_sample`` (which single chains are i.i.d. drafts) says what the draws do at k = 1: a
+    one-sample law's single draw has law P, exactly what ``draw`` enumerates; topk's is the top
+    token whatever P.  ``is_iid_chains`` answers the same for a law and its name."""
+    P = np.array([0.5, 0.3, 0.2])
+    for name, law in LAWS.items():
+        one = draw_law(name, P, 1)
+        assert law.one_sample == (len(one) == 3 and all(abs(one[(x,)] - P[x]) < 1e-15 for x in range(3)))
+        for shape in (Shape.chains_of(1, 3), Shape.chains_of(2, 2), Shape.tree((2, 1)), Shape.tree((1, 2))):
+            assert is_iid_chains(shape, law) == is_iid_chains(shape, name)
+    assert [n for n, law in LAWS.items() if law.one_sample] == ["iid", "wor", "greedy"]
+    assert not is_iid_chains(Shape.chains_of(1, 3), "no such law")
+
+
 def test_the_model_level_laws_equal_enumeration_of_every_tree():
     """Every drafted tree (``enumerate_trees``, the drafting coin programme) × ``Verifier.law`` of
     the rule's coin programme on it, against the model-level programme, on every law and shape, for
