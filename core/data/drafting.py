@@ -1,7 +1,7 @@
 """Drafting a token tree of any shape and law, written once (docs/maths.md, "Token trees").
 
 ``draft_tree(draft_cond, shape, law, coins)`` grows the tree top-down: a node u of depth d and
-multiplicity m receives k = m·b_(d+1) draws from p(·|u) by the law at that depth (``Shape.law_at``),
+multiplicity m receives k = m·b_(d+1) draws from p(·|u) by the law at that depth (``core.data.laws.law_at``),
 kept in the law's visit order; equal draws (``iid`` only) are one child of that multiplicity.  With
 seeded coins it samples a tree; through ``core.data.coins.enumerate_outcomes`` it enumerates every
 tree with its probability.  The own-law LP's node-set law (``node_set_law``) and the exact

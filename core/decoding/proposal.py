@@ -5,7 +5,7 @@ model computes p at a level's nodes in ONE call (``CachedLM.level``: one row wit
 or one row per chain in the fallback).  Three plans (``core.decoding.plans``):
 
 * **static** (chains K×L, a tree b; any law): a node of depth d that ``m`` draws reached gets
-  m·b_(d+1) draws from its p by the law at that depth (``Shape.law_at``: chains draw by the law at
+  m·b_(d+1) draws from its p by the law at that depth (``core.data.laws.law_at``: chains draw by the law at
   the root and i.i.d. below), each law by the drawer it names (``draft_laws.draw_on_device``:
   ``iid`` one token per draw, draws sharing a node i.i.d. from the same vector; the other laws k
   distinct tokens per node in their visit order); draws of the same (parent, token) share one node
