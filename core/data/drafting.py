@@ -50,7 +50,7 @@ def draft_tree(draft_cond: Cond, shape: Shape, law: str | DraftLaw, coins: Coins
         d = len(u)
         if d == shape.L:
             return
-        lw = LAWS[law_at(shape, d, name)]
+        lw = law_at(shape, d, name)
         P = cond(u)
         k = shape.draws(d, m)
         lw.check(P, k, u)
@@ -113,7 +113,7 @@ def check_supports(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
         seen += 1
         if max_nodes is not None and seen > max_nodes:
             return False
-        lw = LAWS[law_at(shape, len(u), name)]
+        lw = law_at(shape, len(u), name)
         P = cond(u)
         k = shape.draws(len(u))
         lw.check(P, k, u)

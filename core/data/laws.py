@@ -495,10 +495,10 @@ def get_law(law: str | DraftLaw) -> DraftLaw:
         raise InvalidInput(f"unknown draft law {law!r}; choose one of {', '.join(LAWS)}") from None
 
 
-def law_at(shape: Shape, depth: int, law: str) -> str:
+def law_at(shape: Shape, depth: int, law: str | DraftLaw) -> DraftLaw:
     """The law that draws at depth ``depth`` of ``shape``: ``law`` everywhere for a tree, at the root
     only for chains (``iid`` below)."""
-    return law if depth == 0 or not shape.chains else IID_LAW.name
+    return get_law(law) if depth == 0 or not shape.chains else IID_LAW
 
 
 def is_iid_chains(shape: Shape, law: str | DraftLaw) -> bool:
@@ -515,7 +515,7 @@ def is_iid_chains(shape: Shape, law: str | DraftLaw) -> bool:
 def depth_policies(shape: Shape, law: str | DraftLaw, per_draw: bool = False) -> list[Policy]:
     """The policy at each depth 0..L−1 of (shape, law): the law's, or ``iid``'s below a chain's root."""
     name = get_law(law).name
-    return [LAWS[law_at(shape, d, name)].policy(per_draw) for d in range(shape.L)]
+    return [law_at(shape, d, name).policy(per_draw) for d in range(shape.L)]
 
 
 def tree_state_count(V: int, shape: Shape, law: str | DraftLaw, per_draw: bool = False) -> int:
@@ -528,7 +528,7 @@ def tree_state_count(V: int, shape: Shape, law: str | DraftLaw, per_draw: bool =
     def visits(d: int, m: int) -> int:
         if d == L:
             return 1
-        return LAWS[law_at(shape, d, name)].round_states(
+        return law_at(shape, d, name).round_states(
             V, shape.draws(d, m), per_draw, lambda j: visits(d + 1, j))
 
     return visits(0, 1)
@@ -543,7 +543,7 @@ def tree_outcome_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
     total = 1
     nodes = 1
     for d in range(shape.L):
-        lw = LAWS[law_at(shape, d, name)]
+        lw = law_at(shape, d, name)
         k = shape.branching[d]
         if lw.distinct:
             total *= lw.outcomes(V, k) ** nodes
@@ -565,7 +565,7 @@ def node_set_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
     def count(d: int, m: int) -> int:
         if d == L:
             return 1
-        lw = LAWS[law_at(shape, d, name)]
+        lw = law_at(shape, d, name)
         k = shape.draws(d, m)
         if lw.distinct:
             return lw.child_sets(V, k) * count(d + 1, 1) ** k

@@ -54,7 +54,7 @@ class TokenTree:
 
     def law_at(self, depth: int) -> DraftLaw:
         """The law that drew the children of the nodes at ``depth``."""
-        return get_law(law_at(self.shape, depth, self.law.name))
+        return law_at(self.shape, depth, self.law)
 
     def program_of(self, rule):
         """``rule``'s coin program for a token tree (``Verifier.run_tree``)."""

@@ -181,7 +181,7 @@ class DraftProposer:
 
     def _static(self, context: Sequence[int], generator: torch.Generator) -> Proposal:
         shape, L = self.plan.shape, self.plan.L
-        laws = [get_law(law_at(shape, d, self.law)) for d in range(L)]
+        laws = [law_at(shape, d, self.law) for d in range(L)]
         root = self._probs(self.lm.root(context), laws[0])                           # (1, V)
         device = root.device
         tree = DraftTree(1 + shape.budget, self.V, device, chains=(shape.K, L) if shape.chains else None)

@@ -104,7 +104,7 @@ def law_defined(V: int, shape: Shape, law: str, support: int | None = None) -> b
     tokens as it draws at each depth where it applies (``core.data.laws``: refused otherwise)."""
     support = V if support is None else support
     return not LAWS[law].distinct or all(
-        b <= support for d, b in enumerate(shape.branching) if LAWS[law_at(shape, d, law)].distinct)
+        b <= support for d, b in enumerate(shape.branching) if law_at(shape, d, law).distinct)
 
 
 @dataclass(frozen=True)
