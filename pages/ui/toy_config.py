@@ -300,16 +300,13 @@ def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tupl
     if monte_carlo:
         params.update(mc_n=str(ss.lab_mc_n), mc_seed=str(ss.lab_mc_seed))
     params.update({k: v for k, v in st.query_params.to_dict().items() if k in page_params})
-    _set_url(params)
-
-
-_set_url = routing.write_link
+    routing.write_link(params)
 
 
 def write_page_url(values: dict[str, object]) -> None:
     """Add a page's own parameters (e.g. ``STEP_PARAMS``) to the URL after its widgets, so that a
     refresh restores them with the configuration."""
-    _set_url({**st.session_state.get(routing.OWN_URL, {}), **{k: str(v) for k, v in values.items()}})
+    routing.write_link({**st.session_state.get(routing.OWN_URL, {}), **{k: str(v) for k, v in values.items()}})
 
 
 def _defaults() -> None:
