@@ -17,7 +17,7 @@ from core.data.laws import IID_LAW, LAWS, TOPK_LAW
 from core.errors import DecodingError
 from core.decoding.plans import DynamicPlan, StaticPlan, check_plan, draft_plan, tree_rules
 from core.decoding.iteration_trace import tree_from_trace
-from core.rules.registry import DECODER_COMPARED, DEFAULT_RULE, resolve, tree_label, tree_rule
+from core.rules.registry import DECODER_COMPARED, DEFAULT_RULE, lossless_tree_rules, tree_label, tree_rule
 from pages.ui import charts, error_boundary, generation, lazy, pair_picker, routing, text, token_text
 from pages.ui.figures.runs import PHASE_COLORS, acceptance_per_position, time_split
 from pages.ui.figures.trees import draft_tree, token_tree
@@ -175,7 +175,7 @@ compare_plans = {p_.label: p_ for d in ss.get("dec_compare_drafts", [ABOVE])
                  for p_ in ([plan] if d == ABOVE else [COMPARE_DRAFTS[d]]) if p_ is not None}
 compare_offered = [m for m in methods if any(verifies(m, p_) for p_ in compare_plans.values())]
 compare_default = ([x for x in DECODER_COMPARED if x in methods]
-                   if plan is None or plan.iid_chains else [m for m in on_trees if resolve(m).lossless_by_theory])
+                   if plan is None or plan.iid_chains else lossless_tree_rules(on_trees))
 if "dec_compare" in ss:
     kept = [m for m in ss.dec_compare if m in compare_offered]
     if kept != ss.dec_compare:

@@ -16,7 +16,7 @@ from core.analysis.intervals import bounded_t_interval
 from core.data.laws import IID_LAW, LAWS
 from core.errors import DecodingError
 from core.decoding.plans import StaticPlan, check_plan
-from core.rules.registry import COMPARED, REGISTRY
+from core.rules.registry import COMPARED, REGISTRY, lossless_tree_rules
 from pages.ui import charts, error_boundary, generation, pair_picker, routing, text
 from pages.ui.figures.runs import sweep_lines
 from pages.ui.toy_config import law_label
@@ -140,7 +140,7 @@ def _on_law_change() -> None:
     kept = [m for m in ss.sw_methods if verifies(m)]
     out = [m for m in ss.sw_methods if m not in kept]
     added = [] if any(not REGISTRY[m].single_draft for m in kept) else \
-        [m for m in methods if REGISTRY[m].token_trees and REGISTRY[m].lossless_by_theory and m not in kept]
+        [m for m in lossless_tree_rules(methods) if m not in kept]
     ss.sw_methods = kept + added
     if out:
         names = ", ".join(text.short(m) for m in out)

@@ -94,8 +94,7 @@ def require(verifier: Verifier | type[Verifier], shape: Shape, law: str) -> None
     """Refuse, in one sentence, drafts of a shape or law the rule is not defined on."""
     if not verifier.supports(shape, law):
         aliases = {target: alias for alias, target in ALIASES.items()}
-        others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n        # the lossless ones
-                           for n, c in REGISTRY.items() if c.token_trees and c.lossless_by_theory)
+        others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n for n in lossless_tree_rules(REGISTRY))
         raise VerifierError(chains_only(verifier.name, f"{shape.label} drafted by {get_law(law).name}", others))
 
 
@@ -119,8 +118,15 @@ def tree_label(rule: str, known_as: str = "name") -> str:
 def tree_rule(offered: list[str]) -> str:
     """The rule, among ``offered``, that a draft that is not K i.i.d. chains switches to:
     ``DEFAULT_TREE_RULE`` if offered, else the first lossless rule defined on token trees."""
-    return next(m for m in (DEFAULT_TREE_RULE, *offered)
-                if m in offered and resolve(m).token_trees and resolve(m).lossless_by_theory)
+    lossless = lossless_tree_rules(offered)
+    return next(m for m in (DEFAULT_TREE_RULE, *offered) if m in lossless)
+
+
+def lossless_tree_rules(offered) -> list[str]:
+    """The rules among ``offered``, in their order, that are defined on every shape and law
+    (``token_trees``) and lossless by theory (``lossless_by_theory``, the class's word for every
+    variant: a rule lossless only at its default parameters is not one of them)."""
+    return [m for m in offered if resolve(m).token_trees and resolve(m).lossless_by_theory]
 
 
 def make_verifier(name: str, draft=None, target=None, K: int | None = None,
