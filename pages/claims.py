@@ -13,7 +13,7 @@ import streamlit as st
 from core.claims import spectr_gbv as claims
 from core.claims.base import Verdict, decide
 from core.claims.registry import CLAIMS, SOURCES
-from core.claims.spectr_gbv import FAILS, GBV, HOLDS, NA
+from core.claims.spectr_gbv import BEST_OF_K, FAILS, GBV, HOLDS, K1_REFERENCE, NA
 from core.errors import ExplorerError
 from core.sweep.engine import map_batches
 from pages.ui import cached, charts, error_boundary, lazy, routing, text, toy_config
@@ -33,7 +33,6 @@ MEASURED_BADGE = {HOLDS: f":blue[:material/timer: {MEASURED_WORDS[HOLDS]}]",
                   FAILS: f":orange[:material/timer: {MEASURED_WORDS[FAILS]}]", NA: BADGE[NA]}
 #: How the O(|Ω|) verdict is reached, shown with it and in the summary: every other verdict is exact.
 MEASURED = "a wall-clock measurement on this machine, not an exact verdict"
-BEST_OF_K = "best_of_k_bv"
 
 cfg = toy_config.toy_config(methods=False, K_max=6)
 st.title("Claims: does each hold?")
@@ -233,7 +232,7 @@ with error_boundary.guard("the monotonicity verdict"):
                if drop else "Never decreasing on this configuration."))
     box = claim(v, body)
     with box:
-        bv_pts = [(K, cached.exact(cfg.spec, "bv", 1, cfg.L).expected_accepted) for K, _ in pts]
+        bv_pts = [(K, cached.exact(cfg.spec, K1_REFERENCE, 1, cfg.L).expected_accepted) for K, _ in pts]
         best = claims.monotone_verdict([(K, cached.exact(cfg.spec, BEST_OF_K, K, cfg.L).expected_accepted)
                                         for K, _ in pts])
         # The lossless tree verifiers that accept the most, for scale: what a lossless rule reaches
@@ -243,7 +242,7 @@ with error_boundary.guard("the monotonicity verdict"):
              for m in toy_config.BEST_METHODS for K, _ in pts
              if cached.exact_seconds(cfg.V, K, cfg.L, m) <= cached.EXACT_AUTO_SECONDS],
             "The lossless tree verifiers for every K")
-        curves = {GBV: list(pts), "bv": bv_pts, BEST_OF_K: list(best.numbers["points"])}
+        curves = {GBV: list(pts), K1_REFERENCE: bv_pts, BEST_OF_K: list(best.numbers["points"])}
         for name, value in lossless.items():
             m, K = name.rsplit("@", 1)
             if not isinstance(value, Exception):
@@ -262,7 +261,7 @@ with error_boundary.guard("the monotonicity verdict"):
 
 # 5. Reduces to BV at K = 1 ----------------------------------------------------------------------------
 with error_boundary.guard("the K = 1 verdict"):
-    v = claims.k1_verdict(cached.exact(cfg.spec, GBV, 1, cfg.L), cached.exact(cfg.spec, "bv", 1, cfg.L))
+    v = claims.k1_verdict(cached.exact(cfg.spec, GBV, 1, cfg.L), cached.exact(cfg.spec, K1_REFERENCE, 1, cfg.L))
     n = v.numbers
     claim(v, f"At K = 1: SpecTr-GBV E[τ] = {n['rule_expected_accepted']:.6f} with fidelity error "
              f"{n['rule_fidelity_tv']:.3e}; BV E[τ] = {n['bv_expected_accepted']:.6f} with fidelity error "
@@ -292,7 +291,7 @@ with error_boundary.guard("the complexity measurement"):
                    f"the children of one node, so linear growth is the worst case; at these sizes the fixed "
                    f"cost per test still dominates, hence an exponent below 1.")
     with box:
-        charts.chart(scaling_plot(Vs, secs, slope), key="claims_scaling")
+        charts.chart(scaling_plot(Vs, secs, slope, GBV), key="claims_scaling")
 
 st.session_state["claims_verdicts"] = dict(verdicts)
 

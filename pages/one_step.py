@@ -13,7 +13,7 @@ import streamlit as st
 from core.data.laws import is_iid_chains
 from core.data.token_tree import TokenTree
 from core.data.outcome import Step, Test
-from core.rules.registry import DEFAULT_RULE, Verifier, display_name, resolve
+from core.rules.registry import ALIASES, DEFAULT_RULE, Verifier, display_name, resolve
 from pages.ui import cached, charts, error_boundary, routing, text, toy_config
 from pages.ui.figures.trees import draft_tree, token_tree, tokens_str
 from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars, traversal_step
@@ -567,7 +567,7 @@ with error_boundary.guard("the drafts"):
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
         st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (a dash "
                    "where a method has no closed form and too many coin outcomes)."
-                   + (" SpecInfer is rrs here." if as_tree else ""))
+                   + ("".join(f" {resolve(alias).short} is {alias} here." for alias in ALIASES) if as_tree else ""))
 
 toy_config.copy_configuration(
     cfg, [method], [], key="step_copy", drafts=toy_config.tree_flags(shape, law) if as_tree else None,

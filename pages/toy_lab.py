@@ -116,7 +116,7 @@ for b in BOUND_KEYS:
 exact_tau = {r["method"]: r["expected_accepted"] for r in rows}
 
 
-def td_optimal_note(tau: dict[str, float]) -> str:
+def top_down_optimum_note(tau: dict[str, float]) -> str:
     """Why the optimal top-down rule sits below the best single-draft rule at K = 1, with the values on
     the page (``tau``: E[τ] by rule)."""
     def value(m: str) -> str:
@@ -185,7 +185,7 @@ if tab_methods.open:
                     "lossless method can never rise above the LP optimum.",
                     ["τ", "E[τ]", "lossless", "LP optimum", "acausal bound", "E_CIC", "greedy relaxation"]))
             if cfg.K == 1 and TOP_DOWN_OPTIMUM in exact_tau:
-                st.caption(td_optimal_note(exact_tau))
+                st.caption(top_down_optimum_note(exact_tau))
             lossy = [text.short(r["method"]) for r in rows if not results[r["method"]].is_lossless]
             above = [text.short(r["method"]) for r in rows if lp and r["expected_accepted"] > lp + LOSSLESS_TOL]
             if lossy:

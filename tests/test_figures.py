@@ -178,7 +178,7 @@ def _every_figure():
         figures.residual_bars(np.array([0.5, 0.5]), np.array([0.3, 0.7]), np.array([0.0, 1.0]), 1, "∅", False),
         figures.compare_methods_bar([{"method": "bv", "tau": 1, "expected_tau_given_drafts": 1.2}]),
         figures.claim_values({"spectr_gbv": 1.3, "claimed_cic": 1.4}, "t", "E[τ]"),
-        figures.scaling_plot([2, 4, 8], [1e-5, 2e-5, 4e-5], 1.0),
+        figures.scaling_plot([2, 4, 8], [1e-5, 2e-5, 4e-5], 1.0, "spectr_gbv"),
         figures.acceptance_per_position({"bv": [0.8, 0.5]}),
         figures.time_split({"bv": {"draft": 1.0, "target": 2.0}}),
         figures.sweep_lines(sweep, "K", "mean", "lo", "hi", runs="n"),
@@ -317,7 +317,7 @@ def test_a_long_title_wraps_to_the_narrowest_chart_and_the_top_margin_makes_room
     room = (figures.PAGE_WIDTH - 24) / (figures.TITLE_SIZE * 0.6)
     assert all(len(line) <= room for line in lines)
     assert (fig.layout.title.yref, fig.layout.title.y, fig.layout.title.yanchor) == ("container", 1.0, "top")
-    short_one = figures.scaling_plot([2, 4], [1e-5, 2e-5], 1.0)
+    short_one = figures.scaling_plot([2, 4], [1e-5, 2e-5], 1.0, "spectr_gbv")
     assert "<br>" not in short_one.layout.title.text
     assert fig.layout.margin.t - short_one.layout.margin.t == figures.layout._TITLE_LINE_PX
 

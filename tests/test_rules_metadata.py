@@ -4,12 +4,14 @@
 """
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import pytest
 
 from core.rules.base import Verifier
-from core.rules.registry import REGISTRY, RULES
+from core.rules.registry import ALIASES, REGISTRY, RULES, lossless_tree_rules
 from core.rules.token_level import SD
 
 TEXT = ("name", "short", "label", "color", "summary", "source")
@@ -116,3 +118,31 @@ def test_figures_read_colour_and_short_name_from_the_rule():
         figures.color("no_such_rule")
     with pytest.raises(KeyError):
         figures.short("no_such_rule")
+
+
+def test_lossless_tree_rules_keep_the_offered_order_and_names():
+    assert lossless_tree_rules(REGISTRY) == ["specinfer", "traversal", "lp_optimal"]
+    # by class: EAGLE is lossy in one release, so it is not one even where its default is lossless
+    assert lossless_tree_rules(["eagle", "lp_optimal", "bv", "rrs", "typical"]) == ["lp_optimal", "rrs"]
+
+
+def _rule_names_written_in(path: Path) -> list[str]:
+    """Where the file at ``path`` writes a rule's name (or an alias) as a string constant."""
+    names = set(REGISTRY) | set(ALIASES)
+    return [f"{path}:{node.lineno}: {node.value!r}" for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Constant) and node.value in names]
+
+
+def test_pages_name_no_rule():
+    """A page reads every rule it shows, and what it needs to know of one, from the rule's class or
+    the registry (``core.rules.registry``, the claims' modules): adding a rule touches no page."""
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root / "pages").rglob("*.py")) + [root / "app.py"]
+    assert len(files) > 20
+    assert [hit for f in files for hit in _rule_names_written_in(f)] == []
+
+
+def test_the_pages_check_catches_a_rule_written_by_name(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text('"""A page on rrs."""\nif method == "otv":\n    shown = {"rbv": 1}\n')
+    assert [hit.rsplit(": ", 1)[1] for hit in _rule_names_written_in(page)] == ["'otv'", "'rbv'"]

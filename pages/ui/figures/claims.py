@@ -25,11 +25,12 @@ def claim_values(values: Mapping[str, float], title: str, ylab: str) -> go.Figur
     return _layout(fig, title, "", ylab, height=340)
 
 
-def scaling_plot(Vs: Sequence[int], seconds: Sequence[float], slope: float) -> go.Figure:
+def scaling_plot(Vs: Sequence[int], seconds: Sequence[float], slope: float, rule: str) -> go.Figure:
+    """Rule ``rule``'s verification time against |Ω| on log-log axes, beside a line of slope 1."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=list(Vs), y=[1e6 * s for s in seconds], mode="lines+markers",
-                             name=f"SpecTr-GBV verify (log-log slope {slope:.2f})",
-                             line=dict(color=color("spectr_gbv"), width=2.5)))
+                             name=f"{short(rule)} verify (log-log slope {slope:.2f})",
+                             line=dict(color=color(rule), width=2.5)))
     ref = [1e6 * seconds[0] * v / Vs[0] for v in Vs]
     fig.add_trace(go.Scatter(x=list(Vs), y=ref, mode="lines", name="∝ |Ω| (slope 1)",
                              line=dict(color="#999", dash="dash")))

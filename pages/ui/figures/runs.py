@@ -14,8 +14,8 @@ from pages.ui.figures.layout import _layout
 # Real decoder and sweeps
 # ------------------------------------------------------------------------------------------------
 
-# A *run* of the real decoder, as its charts key it: a method ("rbv", "autoregressive"), or a method
-# with the draft it verified: ("traversal", "chains 4×4, iid").
+# A *run* of the real decoder, as its charts key it: a method (a rule's name, or "autoregressive"), or a
+# method with the draft it verified: (a rule's name, "chains 4×4, iid").
 
 #: Bar patterns telling apart the drafts of runs that compare several (colour stays the rule's).
 DRAFT_PATTERNS = ("", "/", "x", ".", "\\", "-", "|", "+")
