@@ -27,8 +27,8 @@ from core.data.laws import LAWS, get_law
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Test, Trace, Verdict
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.registry import REGISTRY, Verifier, VerifierError, get_verifier, method_names
 
-__all__ = ["DraftBlock", "Node", "Outcome", "Test", "Trace", "Verdict", "REGISTRY", "Verifier",
+__all__ = ["Node", "Outcome", "Test", "Trace", "Verdict", "REGISTRY", "Verifier",
            "VerifierError", "get_verifier", "method_names", "LAWS", "Shape", "TokenTree", "get_law"]

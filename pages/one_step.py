@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from core.data.laws import is_iid_chains
-from core.data.token_tree import TokenTree
 from core.data.outcome import Step, Test
 from core.rules.registry import ALIASES, DEFAULT_RULE, Verifier, display_name, resolve
 from pages.ui import cached, charts, error_boundary, routing, text, toy_config
@@ -381,7 +380,7 @@ with error_boundary.guard("the drafts"):
     if by_rounds and not as_tree:
         # K i.i.d. chains: the same rule as rrs on their token tree, round for round and coin for coin
         # (docs/maths.md); that run's trace carries S_i and T, the chains' own only the tests
-        same = cached.tree_verify(cfg.spec, method, TokenTree.from_block(block), int(coin))
+        same = cached.tree_verify(cfg.spec, method, block, int(coin))
         if [(t.node, t.passed) for t in same.trace.tests] == [(t.node, t.passed) for t in tests] \
                 and same.tokens == verdict.tokens:
             rounds_trace = same.trace

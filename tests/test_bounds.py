@@ -16,7 +16,7 @@ from core import bounds
 from core.bounds import (BoundsTooLarge, acausal_bound, check_size, claimed_cic, greedy_relaxation,
                          optimal_lp, single_token_bound, single_token_lp, single_token_optimum)
 from core.rules.lp_optimal import LPOptimal
-from core.data.tree import DraftBlock
+from core.data.token_tree import TokenTree
 from core.rules.registry import REGISTRY, VerifierError
 from toy_models import IIDModel, binary_toy, random_pair
 
@@ -65,7 +65,7 @@ def exact_output_law(verifier, draft, target, K: int, L: int) -> dict[tuple, flo
         weight = float(np.prod([draft.joint(x) for x in drafts]))
         if weight == 0.0:
             continue
-        block = DraftBlock.from_models(drafts, draft.cond, target.cond)
+        block = TokenTree.chains_from_models(drafts, draft.cond, target.cond)
         for (s, y), prob in verifier.law(block).items():
             law[s + (y,)] = law.get(s + (y,), 0.0) + weight * prob
     return law
@@ -251,8 +251,8 @@ def test_lp_verifier_interface():
     assert LPOptimal.order_invariant and LPOptimal.needs_models and LPOptimal.short == "LP-optimal"
     toy = binary_toy()
     verifier = LPOptimal(toy.draft, toy.target, K=2, L=2)
-    block = DraftBlock.from_models([(1, 0), (0, 1)], toy.draft.cond, toy.target.cond)
-    swapped = DraftBlock.from_models([(0, 1), (1, 0)], toy.draft.cond, toy.target.cond)
+    block = TokenTree.chains_from_models([(1, 0), (0, 1)], toy.draft.cond, toy.target.cond)
+    swapped = TokenTree.chains_from_models([(0, 1), (1, 0)], toy.draft.cond, toy.target.cond)
     assert verifier.law(block) == verifier.law(swapped)
     for seed in range(20):
         verdict = verifier.verify(block, seed)
@@ -274,7 +274,7 @@ def test_lp_verifier_rejects_drafts_of_probability_zero():
     draft, target = IIDModel([1.0, 0.0]), IIDModel([0.5, 0.5])
     plan = optimal_lp(draft, target, 1, 2)
     assert plan.multisets == (((0, 0),),)              # the only path with p > 0
-    block = DraftBlock.from_models([(0, 1)], draft.cond, target.cond)
+    block = TokenTree.chains_from_models([(0, 1)], draft.cond, target.cond)
     with pytest.raises(VerifierError):
         LPOptimal(plan=plan).law(block)
     # Still lossless and BV-optimal: W(0) = min(1/2, 1), W(00) = min(1/4, 1): E[τ] = 3/4.

@@ -337,7 +337,7 @@ def test_keeping_traces_changes_nothing_but_the_traces(tiny, method):
 
 def test_best_of_k_lean_trace_has_h_where_coins_were_tossed():
     from core.rules.best_of_k import BestOfKBV
-    from core.data.tree import DraftBlock
+    from core.data.token_tree import TokenTree
     rng = np.random.default_rng(3)
     V = 6
     p_cond = {}
@@ -348,7 +348,7 @@ def test_best_of_k_lean_trace_has_h_where_coins_were_tossed():
             table[u] = rng.dirichlet(np.ones(V))
         return table[u]
 
-    block = DraftBlock.from_models([(0, 1, 2, 3), (0, 1, 4, 5)], lambda u: cond(p_cond, u),
+    block = TokenTree.chains_from_models([(0, 1, 2, 3), (0, 1, 4, 5)], lambda u: cond(p_cond, u),
                                    lambda u: cond(q_cond, u))
     for seed in range(30):
         full, lean = BestOfKBV(), BestOfKBV()

@@ -63,7 +63,7 @@ def test_token_tree_tells_deterministic_children_and_path_probabilities(law):
 
 def test_a_traversal_visit_carries_the_S_it_is_tested_against():
     tree = draw_tree(TRI.draft, TRI.target, Shape.tree((3, 1)), "wor", 0)
-    out = traversal_walk(tree, RandomCoins(1), depth_policies(tree.shape, "wor"))
+    out = traversal_walk(tree, RandomCoins(1), depth_policies(tree.shape, "wor"), tree.table())
     visits = [s for s in out.trace.steps if s.event == "visit"]
     assert visits
     seen: dict[tuple, set] = {}

@@ -231,9 +231,9 @@ def test_over_emission_is_reported(toy):
 
 def test_spectr_gbv_trace_keeps_rejected_set_and_skips_it():
     """Two identical drafts: a sub-block rejected for draft 1 is in H and not tested again."""
-    from core.data.tree import DraftBlock
+    from core.data.token_tree import TokenTree
     toy = tm.binary_toy()
-    block = DraftBlock.from_models([[0, 0, 0], [0, 0, 0]], toy.draft.cond, toy.target.cond)
+    block = TokenTree.chains_from_models([[0, 0, 0], [0, 0, 0]], toy.draft.cond, toy.target.cond)
 
     class Reject:  # every coin fails
         def bernoulli(self, prob):
@@ -267,7 +267,7 @@ def test_spectr_gbv_reports_the_mass_drawn_from_our_fallback():
     a choice of ours.  The exact result reports that mass, and it equals the probability of the
     coin paths whose trace marks the fallback, summed by brute-force enumeration."""
     from core.data.coins import enumerate_outcomes
-    from core.data.tree import DraftBlock
+    from core.data.token_tree import TokenTree
     q = tm.IIDModel(np.array([0.5, 0.3, 0.2]))
     K, L = 2, 2
     result = exact_analysis("spectr_gbv", q, q, K, L)
@@ -275,7 +275,7 @@ def test_spectr_gbv_reports_the_mass_drawn_from_our_fallback():
     brute = 0.0
     for x in itertools.product(itertools.product(range(3), repeat=L), repeat=K):
         weight = float(np.prod([q.joint(d) for d in x]))
-        block = DraftBlock.from_models([list(d) for d in x], q.cond, q.cond)
+        block = TokenTree.chains_from_models([list(d) for d in x], q.cond, q.cond)
         for prob, out in enumerate_outcomes(lambda coins: verifier.run(block, coins)):
             if out.trace.quantities.get(out.accepted, {}).get("residual_fallback"):
                 brute += weight * prob

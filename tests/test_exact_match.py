@@ -8,7 +8,7 @@ from toy_models import PRESETS, random_pair
 
 from core.analysis.exact import exact_analysis
 from core.analysis.released_ports import exact_match_numbers
-from core.data.tree import DraftBlock
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 from core.rules.exact_match import ExactMatch
 
@@ -32,7 +32,7 @@ def test_binary_toy_L2(K):
 def test_closed_form_equals_the_coin_enumeration():
     rule = ExactMatch()
     for x in [(0, 0), (0, 1), (1, 1)]:
-        block = DraftBlock.from_models([x], TOY.draft.cond, TOY.target.cond)
+        block = TokenTree.chains_from_models([x], TOY.draft.cond, TOY.target.cond)
         # the base class enumerates the coins; the rule's override is the closed form
         assert rule.expected_tau(block) == pytest.approx(Verifier.expected_tau(rule, block), abs=1e-15)
 

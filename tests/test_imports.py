@@ -167,12 +167,12 @@ def test_no_import_cycles():
 
 def test_the_checks_catch_an_upward_import_a_sibling_import_and_a_cycle():
     graph = import_graph()
-    graph["core.data.tree"].add("core.analysis.exact")
+    graph["core.data.nodes"].add("core.analysis.exact")
     graph["core.analysis.exact"].add("core.decoding.pairs")
     assert upward_imports(graph) == [
         "core.analysis.exact (core.analysis) imports core.decoding.pairs (core.decoding)",
-        "core.data.tree (core.data) imports core.analysis.exact (core.analysis)"]
-    assert any({"core.analysis.exact", "core.data.tree"} <= set(c) for c in cycles(graph))
+        "core.data.nodes (core.data) imports core.analysis.exact (core.analysis)"]
+    assert any({"core.analysis.exact", "core.data.nodes"} <= set(c) for c in cycles(graph))
 
 
 def test_toy_models_is_a_leaf():

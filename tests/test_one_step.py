@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("streamlit")
 from core.analysis.toy_drafts import draw_block  # noqa: E402
-from core.data.tree import DraftBlock  # noqa: E402
+from core.data.token_tree import TokenTree  # noqa: E402
 from core.rules.registry import get_verifier  # noqa: E402
 from pages.ui import figures  # noqa: E402
 from tests.apptest import figure, figures_json, no_errors, open_page, reveal, slider  # noqa: E402
@@ -181,7 +181,7 @@ def test_bonus_shows_q_alone_and_a_correction_shows_the_residual():
 def test_draft_tree_labels_drafts_spaced_tokens_and_star_depth():
     V = 12
     uniform = lambda s: np.full(V, 1.0 / V)  # noqa: E731
-    block = DraftBlock.from_models([[11, 3], [11, 5], [2, 10]], uniform, uniform)
+    block = TokenTree.chains_from_models([[11, 3], [11, 5], [2, 10]], uniform, uniform)
     fig = figures.draft_tree(block, accepted=(11,), extra=7).to_plotly_json()
     nodes = {c: h for t in fig["data"] if t.get("mode") == "markers+text" and t["name"] != EXTRA
              for c, h in zip(t["customdata"], t["hovertext"])}

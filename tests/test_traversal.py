@@ -15,7 +15,7 @@ import toy_models as tm
 from core.analysis.exact import exact_analysis
 from core.analysis.montecarlo import monte_carlo
 from core.data.coins import enumerate_outcomes
-from core.data.tree import DraftBlock
+from core.data.token_tree import TokenTree
 from core.rules.registry import get_verifier, make_verifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,7 +170,7 @@ def test_trace_records_every_coin_in_visit_order(method):
     toy = tm.binary_toy()
     verifier = get_verifier(method)
     for drafts in itertools.product(itertools.product(range(2), repeat=2), repeat=3):
-        block = DraftBlock.from_models([list(d) for d in drafts], toy.draft.cond, toy.target.cond)
+        block = TokenTree.chains_from_models([list(d) for d in drafts], toy.draft.cond, toy.target.cond)
         for prob, out in enumerate_outcomes(lambda coins: verifier.run(block, coins)):
             tests = out.trace.tests
             product = np.prod([t.prob if t.passed else 1.0 - t.prob for t in tests])
@@ -187,7 +187,7 @@ def test_traversal_visits_children_in_order_of_first_appearance():
     """Tokens 1 and 2 have q/p = 4/9, so every weight on these drafts is below 1 and the outcome
     where every test fails has positive probability: its trace is the whole traversal."""
     draft, target = tm.IIDModel(np.array([0.1, 0.45, 0.45])), tm.IIDModel(np.array([0.6, 0.2, 0.2]))
-    block = DraftBlock.from_models([[2, 1], [1, 1], [2, 2]], draft.cond, target.cond)
+    block = TokenTree.chains_from_models([[2, 1], [1, 1], [2, 2]], draft.cond, target.cond)
     rejected_all = [(prob, out) for prob, out in
                     enumerate_outcomes(lambda coins: get_verifier("traversal").run(block, coins))
                     if out.accepted == ()]

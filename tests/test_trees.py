@@ -18,7 +18,7 @@ import pytest
 import toy_models as tm
 from core.analysis.exact import exact_analysis, estimated_seconds, outcome_count
 from core.analysis.montecarlo import monte_carlo
-from core.analysis.toy_drafts import draw_block
+from core.analysis.toy_drafts import draw_block, sample_drafts
 from core.bounds.closed_form import topk_tree_value
 from core.data.coins import RandomCoins, enumerate_outcomes
 from core.data.drafting import draft_tree, enumerate_trees, node_set_law
@@ -236,18 +236,22 @@ def test_the_state_machine_is_the_exact_law_of_each_visited_child(law, per_draw)
     check((), LAWS[law].state(P, k, per_draw))
 
 
-def test_iid_merges_equal_draws_and_the_block_converts_exactly():
+def test_iid_merges_equal_draws_and_the_chains_read_back_as_drafts():
     toy = tm.binary_toy()
-    block = draw_block(toy.draft, toy.target, 3, 2, 5)
-    tree = TokenTree.from_block(block)
-    for u in block.nodes():
-        if len(u) < 2:
-            assert tree.draws[u] == tuple(int(block.drafts[k, len(u)]) for k in range(3)
-                                          if block.draft(k)[:len(u)] == u)
-            assert tree.children(u) == tuple(dict.fromkeys(tree.draws[u]))
-        if u:
-            assert tree.multiplicity(u) == block.multiplicity(u)
-        np.testing.assert_array_equal(tree.q[u], block.q[u])
+    for seed in range(6):
+        drafts = sample_drafts(toy.draft, 3, 2, seed)
+        tree = draw_block(toy.draft, toy.target, 3, 2, seed)
+        assert tree.iid_chains and tree.drafts.tolist() == drafts.tolist()
+        for u in tree.nodes():
+            through = [k for k in range(3) if tuple(drafts[k, :len(u)].tolist()) == u]
+            if len(u) < 2:
+                assert tree.draws[u] == tuple(int(drafts[k][len(u)]) for k in through)
+                assert tree.children(u) == tuple(dict.fromkeys(tree.draws[u]))
+            assert tree.multiplicity(u) == len(through)
+        # the rows are read back from the draws alone, and the nodes come by depth, then by draft
+        again = TokenTree(tree.shape, tree.law, tree.draws, tree.p, tree.q)
+        assert again.drafts.tolist() == tree.drafts.tolist() and again.nodes() == tree.nodes()
+        assert tree.nodes() == list(dict.fromkeys(tuple(x[:d]) for d in range(3) for x in drafts.tolist()))
     # a static iid tree: a child of multiplicity m gets m·b_(d+2) draws
     draws = draft_tree(toy.draft.cond, Shape.tree((2, 3)), "iid", RandomCoins(1))
     for c, (_, m) in first_appearance_table(draws[()]).items():
@@ -351,11 +355,10 @@ def test_iid_chains_are_todays_rules_exactly(method):
         assert law_gap(today, generic) < 1e-14, (kind, V, K, L)
         for seed in range(4):
             block = draw_block(draft, target, K, L, seed)
-            tree = TokenTree.from_block(block)
-            assert law_gap(v.law(block), v.law(tree)) < 1e-15
+            assert law_gap(v.law(block), v.law(block, v.run_tree)) < 1e-15
             # rule by rule, coin by coin: the same tests in the same order
-            a = [(pr, [(t.node, t.prob, t.passed) for t in o.trace.tests]) for pr, o in every(lambda c: v.run(block, c))]
-            b = [(pr, [(t.node, t.prob, t.passed) for t in o.trace.tests]) for pr, o in every(lambda c: v.run(tree, c))]
+            a = [(pr, [(t.node, t.prob, t.passed) for t in o.trace.tests]) for pr, o in every(lambda c: v.run_chains(block, c))]
+            b = [(pr, [(t.node, t.prob, t.passed) for t in o.trace.tests]) for pr, o in every(lambda c: v.run_tree(block, c))]
             assert a == b
 
 

@@ -18,7 +18,6 @@ from core.analysis.toy_drafts import draw_block
 from core.data.coins import enumerate_outcomes
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.tree import DraftBlock
 from core.rules.base import VerifierError
 from core.rules.registry import REGISTRY, make_verifier
 from core.rules.typical import MEDUSA_DELTA, MEDUSA_EPSILON, Typical, entropy, threshold
@@ -354,21 +353,20 @@ def test_the_fidelity_error_is_not_monotone_in_epsilon_or_delta(epsilon, delta, 
 
 def test_the_rule_tosses_no_coin_and_reads_chains_as_their_tree():
     """Given the drafts the rule is deterministic: one coin outcome, the extra token a point mass.
-    On K i.i.d. chains (a ``DraftBlock``) it reads their token tree: the same law and the same tests,
+    On K i.i.d. chains (``run_chains``) it reads their token tree: the same law and the same tests,
     and every draft index (of s, of each test) names a draft through that node; the law does not
     depend on the drafts' order."""
     draft, target = tm.random_pair("markov", 3, alpha=0.5, mix=0.5, seed=4, depth=3)
     v = Typical()
     for seed in range(6):
         block = draw_block(draft, target, 3, 3, seed)
-        tree = TokenTree.from_block(block)
         runs = enumerate_outcomes(lambda coins: v.run(block, coins))
         assert len(runs) == 1 and runs[0][0] == 1.0
         out = runs[0][1]
         assert out.residual.sum() == 1.0 and out.residual.max() == 1.0
-        assert v.law(block) == v.law(tree)
+        assert v.law(block) == v.law(block, v.run_tree)
         assert [(t.node, t.passed) for t in out.trace.tests] == \
-            [(t.node, t.passed) for t in v.run(tree, None).trace.tests]
+            [(t.node, t.passed) for t in v.run_tree(block, None).trace.tests]
         if out.accepted:
             assert block.draft(out.draft)[: out.tau] == out.accepted
         assert all(block.draft(t.draft)[: len(t.node)] == t.node for t in out.trace.tests)
@@ -377,7 +375,7 @@ def test_the_rule_tosses_no_coin_and_reads_chains_as_their_tree():
         assert (verdict.accepted, verdict.extra) == (out.accepted, int(np.argmax(out.residual)))
         # order_invariant: the law reads the node set (ties go to p's ranks, not to draw order)
         for order in itertools.permutations(range(block.K)):
-            shuffled = DraftBlock.from_models([block.draft(k) for k in order], draft.cond, target.cond)
+            shuffled = TokenTree.chains_from_models([block.draft(k) for k in order], draft.cond, target.cond)
             assert v.law(shuffled) == v.law(block)
 
 

@@ -42,7 +42,7 @@ from core.data.drafting import check_supports
 from core.data.exact_fraction import fraction
 from core.data.laws import IID_LAW, LAWS, is_iid_chains, rank, tree_outcome_count
 from core.data.shapes import Shape
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.errors import USER_ERRORS, ExplorerError, InvalidInput
 from core.rules.registry import REGISTRY, display_name, make_verifier
 

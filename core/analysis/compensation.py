@@ -25,7 +25,7 @@ import numpy as np
 from toy_models import ToyModel
 
 from core.analysis.exact import exact_analysis
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.errors import InvalidInput
 from core.rules.registry import Verifier, get_verifier
 

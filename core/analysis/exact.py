@@ -36,7 +36,8 @@ from core.data.exact_fraction import fraction
 from core.data.laws import IID_LAW, get_law, is_iid_chains, tree_outcome_count
 from core.data.levels import level_conditionals
 from core.data.shapes import Shape
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.errors import ExplorerError, InvalidInput
 from core.rules.registry import Verifier, get_verifier, require
 
@@ -343,7 +344,7 @@ def _chains_analysis(verifier: Verifier, name: str, draft: ToyModel, target: Toy
     output: dict[Node, float] = defaultdict(float)
     n = 0
     for n, (weight, drafts_) in enumerate(draft_outcomes(draft, K, L, verifier), start=1):
-        block = DraftBlock.from_models(drafts_, draft.cond, target.cond)
+        block = TokenTree.chains_from_models(drafts_, draft.cond, target.cond)
         for (s, y), prob in verifier.law(block).items():
             mass = weight * prob
             tau_pmf[len(s)] += mass

@@ -17,7 +17,7 @@ import numpy as np
 from toy_models import IIDModel, ToyModel
 
 from core.analysis.exact import completed_law
-from core.data.tree import DraftBlock
+from core.data.token_tree import TokenTree
 from core.errors import InvalidInput
 from core.rules.registry import get_verifier
 
@@ -46,7 +46,7 @@ def mismatched_law(method: str, sampled: ToyModel, stated: ToyModel, target: Toy
         w = sampled.joint(x)
         if w <= 0:
             continue
-        block = DraftBlock.from_models([x], stated.cond, target.cond)
+        block = TokenTree.chains_from_models([x], stated.cond, target.cond)
         for (s, y), prob in verifier.law(block).items():
             output[s + (y,)] += w * prob
     completed, q = completed_law(dict(output), target, L)

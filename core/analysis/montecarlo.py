@@ -24,7 +24,7 @@ from core.data.coins import generator
 from core.data.drafting import check_supports
 from core.data.laws import IID_LAW, is_iid_chains
 from core.data.shapes import Shape
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.errors import InvalidInput
 from core.rules.registry import Verifier, get_verifier, require
 

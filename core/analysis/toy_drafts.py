@@ -11,7 +11,6 @@ from core.data.drafting import draft_tree
 from core.data.laws import DraftLaw
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.tree import DraftBlock
 
 
 def sample_drafts(draft: ToyModel, K: int, L: int, rng: np.random.Generator | int) -> np.ndarray:
@@ -27,10 +26,10 @@ def sample_drafts(draft: ToyModel, K: int, L: int, rng: np.random.Generator | in
 
 
 def draw_block(draft: ToyModel, target: ToyModel, K: int, L: int,
-               rng: np.random.Generator | int) -> DraftBlock:
+               rng: np.random.Generator | int) -> TokenTree:
     """A draft block on toy models: K sampled drafts with p and q along the draft tree."""
     rng = generator(rng)
-    return DraftBlock.from_models(sample_drafts(draft, K, L, rng), draft.cond, target.cond)
+    return TokenTree.chains_from_models(sample_drafts(draft, K, L, rng), draft.cond, target.cond)
 
 
 def draw_tree(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw,

@@ -55,7 +55,7 @@ from core.data.drafting import check_supports, node_set_law
 from core.data.laws import IID_LAW, get_law, is_iid_chains
 from core.data.levels import level_conditionals, node_tuple
 from core.data.shapes import Shape
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.errors import ExplorerError
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``

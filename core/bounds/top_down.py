@@ -67,7 +67,7 @@ import numpy as np
 from core.bounds.closed_form import single_token_optimum
 from core.bounds.lp import SingleTokenPlan, single_token_plan
 from core.bounds.sizes import SIZE_LIMIT, WORK_LIMIT, check_size, validate_pair
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.errors import InvalidInput
 
 if TYPE_CHECKING:

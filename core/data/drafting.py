@@ -17,7 +17,7 @@ from core.data.coins import Coins, enumerate_outcomes
 from core.data.laws import LAWS, DraftLaw, first_appearance_table, get_law, law_at
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.tree import Node
+from core.data.nodes import Node
 
 Cond = Callable[[Node], np.ndarray]
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.shapes import Shape
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.errors import InvalidInput
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from core.data.tree import Node
+from core.data.nodes import Node
 
 if TYPE_CHECKING:  # toy models only provide ``.V`` and ``.cond``; no runtime import needed
     from toy_models import ToyModel

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.data.tree import Node
+from core.data.nodes import Node
 
 
 @dataclass(frozen=True)

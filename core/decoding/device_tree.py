@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from core.data.tree import Node
+from core.data.nodes import Node
 
 
 class DraftTree:

@@ -14,7 +14,7 @@ import numpy as np
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Test, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 
 
 @dataclass
@@ -63,7 +63,7 @@ class IterationTrace:
     verify_s: float
     cache_s: float
     other_s: float                      # the iteration's bookkeeping after the commit (as DecodeMetrics' "other")
-    block: DraftBlock | TokenTree | None = field(default=None, repr=False)
+    block: TokenTree | None = field(default=None, repr=False)
 
     @property
     def seconds(self) -> dict[str, float]:
@@ -103,8 +103,8 @@ class IterationTrace:
 
 def tree_from_trace(it, V: int, plan):
     """What the rule read in a decoder ``IterationTrace``, rebuilt from its edges
-    (``IterationTrace.edges``) for drawing, and the rule's ``Trace``: K i.i.d. chains (``plan.iid_chains``)
-    as a ``DraftBlock``, any other draft as a ``TokenTree`` of the law that drew it (``it.law``: topk
+    (``IterationTrace.edges``) for drawing, and the rule's ``Trace``: a ``TokenTree``: K i.i.d. chains
+    (``plan.iid_chains``) from their drafts, any other draft from its draws, with the law that drew it (``it.law``: topk
     for wor and greedy at T = 0), so that its figure tells deterministic children from sampled ones.
     p and q hold the probabilities of the drafted tokens (what the tree shows), the rest is zero; a
     node's draws are its children in the order they were first drawn, each as often as it was drawn.
@@ -122,7 +122,7 @@ def tree_from_trace(it, V: int, plan):
     for n in it.nodes:
         q.setdefault(tuple(n.node), np.zeros(V))
     if plan.iid_chains:
-        block = DraftBlock(np.asarray(it.drafts, dtype=np.int64), p, q)
+        block = TokenTree.chains(np.asarray(it.drafts, dtype=np.int64), p, q)
     else:
         shape = getattr(plan, "shape", None) or Shape.containing(draws)
         block = TokenTree(shape, it.law, {u: tuple(xs) for u, xs in draws.items()}, p, q)

@@ -40,7 +40,7 @@ import torch
 
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
 from core.data.laws import DraftLaw, get_law, law_at
@@ -69,7 +69,7 @@ class Proposal:
 
     @property
     def iid_chains(self) -> bool:
-        """K i.i.d. drafts: verified as a ``DraftBlock`` by every rule."""
+        """K i.i.d. drafts: verified by every rule (``TokenTree.chains``)."""
         return self.plan.iid_chains
 
     @cached_property
@@ -87,11 +87,11 @@ class Proposal:
             return self.drafts.tolist()
         return [list(s) for s in self.host.prefixes[1:] if s not in self.draws]
 
-    def block(self, q: dict[Node, np.ndarray]) -> DraftBlock | TokenTree:
-        """What the verifier reads, with the target's q at every node: K i.i.d. drafts as a
-        ``DraftBlock`` (every rule), any other tree as a ``TokenTree`` (shape, law, draws, p, q)."""
+    def block(self, q: dict[Node, np.ndarray]) -> TokenTree:
+        """What the verifier reads, a ``TokenTree`` with the target's q at every node: K i.i.d.
+        drafts from their rows (every rule), any other tree from its shape, law and draws."""
         if self.iid_chains:
-            return DraftBlock(self.drafts, self.p, q)
+            return TokenTree.chains(self.drafts, self.p, q)
         return TokenTree(self.shape, self.law, self.draws, self.p, q)
 
     def draft_path(self, path: Sequence[int]) -> list[int]:

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
 from core.decoding.proposal import Proposal

@@ -10,7 +10,7 @@ One iteration (docs/maths.md), from a context c of n tokens, is one call into ea
 2. **Score** (``core.decoding.scoring``): the target runs once over the whole tree, giving
    q(·|c·s) at every node s (bonus positions included);
 3. **Verify** (``core.decoding.verification``): a ``core.rules`` rule turns what it reads (a
-   ``DraftBlock`` for K i.i.d. chains, a ``TokenTree`` otherwise) into an accepted prefix s and an
+   ``TokenTree``: K i.i.d. chains, or any other tree) into an accepted prefix s and an
    extra token y, and the iteration's trace is recorded;
 4. **Commit** (``core.decoding.commit``): both caches rolled back to c·s, c ← c·s·y, and the stop
    test;
@@ -55,7 +55,7 @@ class SpeculativeDecoder:
 
     ``use_cache=False`` recomputes every forward pass from the whole sequence (the reference for
     the cache); ``trace=False`` keeps no per-iteration traces (and lets the rule skip work that only
-    fills them); ``keep_blocks`` keeps what the rule read (``DraftBlock`` or ``TokenTree``) in each
+    fills them); ``keep_blocks`` keeps what the rule read (its ``TokenTree``) in each
     iteration's trace.
     """
 

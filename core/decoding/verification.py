@@ -1,5 +1,5 @@
-"""Step 3, verify: the proposal and the scores become what the rule reads (a ``DraftBlock`` for K
-i.i.d. drafts, a ``TokenTree`` for any other shape or law), a ``core.rules`` rule turns it into an
+"""Step 3, verify: the proposal and the scores become what the rule reads (a ``TokenTree``: K
+i.i.d. drafts, or any other shape and law), a ``core.rules`` rule turns it into an
 accepted prefix s and an extra token y, and the iteration's trace is built from both.
 
 The seeded generator that drew the drafts also drives the rule, so a run replays exactly.  The trace
@@ -14,7 +14,7 @@ import numpy as np
 from core.bounds import single_token_optimum
 from core.data.outcome import Verdict
 from core.data.token_tree import TokenTree
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.decoding.proposal import Proposal
 from core.decoding.iteration_trace import IterationTrace, TreeNodeTrace
 from core.rules.base import Verifier
@@ -24,14 +24,13 @@ TRACE_TOP = 8
 
 
 def verify(verifier: Verifier, proposal: Proposal, q: dict[Node, np.ndarray],
-           rng: np.random.Generator) -> tuple[DraftBlock | TokenTree, Verdict]:
-    """What the rule reads (``Proposal.block``: K i.i.d. drafts as a ``DraftBlock``, any other tree
-    as a ``TokenTree``), and the rule's verdict on it."""
+           rng: np.random.Generator) -> tuple[TokenTree, Verdict]:
+    """What the rule reads (``Proposal.block``, a ``TokenTree``), and the rule's verdict on it."""
     block = proposal.block(q)
     return block, verifier.verify(block, rng)
 
 
-def root_acceptance(block: DraftBlock | TokenTree) -> float:
+def root_acceptance(block: TokenTree) -> float:
     """1 − TV(p, q) = Σ_x min(p(x|c), q(x|c)) at the root c: one draft's chance to pass one token."""
     return float(np.minimum(block.p[()], block.q[()]).sum())
 
@@ -45,7 +44,7 @@ def top_entries(vec: np.ndarray, k: int = TRACE_TOP) -> list[tuple[int, float]]:
     return [(int(i), float(vec[i])) for i in idx if vec[i] > 0]
 
 
-def node_traces(block: DraftBlock | TokenTree) -> list[TreeNodeTrace]:
+def node_traces(block: TokenTree) -> list[TreeNodeTrace]:
     """Every node of the draft tree, by depth, with its token's p and q and their top entries."""
     nodes = []
     for s in block.nodes():
@@ -79,7 +78,7 @@ def step_traces(steps, accepted: Node) -> list[dict]:
     return out
 
 
-def iteration_trace(verifier: Verifier, proposal: Proposal, block: DraftBlock | TokenTree,
+def iteration_trace(verifier: Verifier, proposal: Proposal, block: TokenTree,
                     verdict: Verdict, *, index: int, position: int,
                     seconds: tuple[float, float, float, float, float], keep_block: bool) -> IterationTrace:
     """The trace of iteration ``index`` started at context length ``position``; ``seconds`` are

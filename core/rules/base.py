@@ -1,7 +1,7 @@
 """The one interface every verification rule implements (the registry is ``core.rules.registry``).
 
 A rule is a *coin program*: ``run(block, coins) -> Outcome`` makes all its random choices through
-``coins``; ``block`` is a ``DraftBlock`` (K i.i.d. drafts), or a ``TokenTree`` of any shape and law
+``coins``; ``block`` is a ``TokenTree``: K i.i.d. drafts for every rule, a tree of any shape and law
 for the rules with ``token_trees``.  ``verify`` runs it with seeded coins and draws the extra
 token; ``law`` runs it over every coin outcome (``core.data.coins.enumerate_outcomes``) and returns
 the exact conditional law of the output O = (s, y) given the drafts.  One implementation serves
@@ -21,7 +21,7 @@ from core.data.laws import get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Verdict
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 
 
 class VerifierError(ExplorerError, ValueError):
@@ -51,10 +51,10 @@ class Verifier:
     closed_form_tau: ClassVar[bool]     # ``expected_tau`` is a closed form, not an enumeration of coins
 
     #: What drafts it is defined on: True for every shape and draft law (``core.data.shapes``,
-    #: ``core.data.laws``; ``run`` then also reads a ``TokenTree``, and the rule may have the model-level
-    #: ``tree_output_law(draft, target, shape, law)`` and ``tree_law_cost(V, shape, law)``), False for
-    #: K i.i.d. chains only (a ``DraftBlock``).  ``supports`` and ``core.rules.registry.require``
-    #: read it, and so do the command line and the pages.
+    #: ``core.data.laws``; ``run_tree`` then reads any ``TokenTree``, and the rule may have the
+    #: model-level ``tree_output_law(draft, target, shape, law)`` and ``tree_law_cost(V, shape,
+    #: law)``), False for K i.i.d. chains only (a tree whose ``iid_chains`` is True).  ``supports``
+    #: and ``core.rules.registry.require`` read it, and so do the command line and the pages.
     token_trees: ClassVar[bool] = False
 
     #: How its trace replays step by step (``pages/one_step.py`` reads it): "tests" (its acceptance
@@ -101,13 +101,13 @@ class Verifier:
         """Whether the rule is defined on drafts of this shape and law (``token_trees``)."""
         return cls.token_trees or is_iid_chains(shape, get_law(law).name)
 
-    def run(self, block: DraftBlock | TokenTree, coins: Coins) -> Outcome:
-        """The rule's coin program on the drafts: each kind of draft names the rule's program for it
-        (``block.program_of``: ``run_chains`` for a ``DraftBlock``, ``run_tree`` for a
-        ``TokenTree``), so no rule asks what it was given."""
+    def run(self, block: TokenTree, coins: Coins) -> Outcome:
+        """The rule's coin program on the drafts: the drafts name the rule's program for them
+        (``block.program_of``: ``run_chains`` on K i.i.d. drafts, ``run_tree`` on any other tree),
+        so no rule asks what it was given."""
         return block.program_of(self)(block, coins)
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:  # pragma: no cover - abstract
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:  # pragma: no cover - abstract
         """The coin program on K i.i.d. drafts of length L (every rule)."""
         raise NotImplementedError
 
@@ -116,24 +116,33 @@ class Verifier:
         raise VerifierError(f"{self.name} is defined on K i.i.d. chains only, not on a token tree of "
                             f"{tree.shape.label} drafted by {tree.law.name}")
 
-    def verify(self, block: DraftBlock | TokenTree, rng: np.random.Generator | int) -> Verdict:
+    def verify(self, block: TokenTree, rng: np.random.Generator | int) -> Verdict:
         """One seeded verification step: the accepted sub-block, its draft, the extra token."""
+        return self._verified(block, block.program_of(self), rng)
+
+    def verify_tree(self, tree: TokenTree, rng: np.random.Generator | int) -> Verdict:
+        """``verify`` by the rule's token-tree programme (``run_tree``) whatever the tree, K i.i.d.
+        drafts included: there it replays them as their token tree (rrs round by round)."""
+        return self._verified(tree, self.run_tree, rng)
+
+    def _verified(self, block: TokenTree, program, rng: np.random.Generator | int) -> Verdict:
         coins = RandomCoins(rng)
-        out = self.run(block, coins)
+        out = program(block, coins)
         extra = coins.categorical(out.residual)
         return Verdict(out.accepted, out.draft, extra, out.residual, out.tau == block.L, out.trace)
 
-    def law(self, block: DraftBlock | TokenTree) -> dict[tuple[Node, int], float]:
-        """Exact P(O = (s, y) | drafts), summed over every internal coin."""
+    def law(self, block: TokenTree, program=None) -> dict[tuple[Node, int], float]:
+        """Exact P(O = (s, y) | drafts), summed over every internal coin, of the drafts' programme
+        (``program_of``) or of the one given (``run_tree`` replays K i.i.d. chains as their tree)."""
         law: dict[tuple[Node, int], float] = defaultdict(float)
-        run = block.program_of(self)
+        run = program or block.program_of(self)
         for prob, out in enumerate_outcomes(lambda coins: run(block, coins)):
             residual = out.residual / out.residual.sum()
             for y in np.flatnonzero(residual > 0):
                 law[(out.accepted, int(y))] += prob * float(residual[y])
         return dict(law)
 
-    def expected_tau(self, block: DraftBlock | TokenTree, max_leaves: int = 4096) -> float | None:
+    def expected_tau(self, block: TokenTree, max_leaves: int = 4096) -> float | None:
         """E[τ | drafts], exactly, by enumerating the internal coins; None when there are more than
         ``max_leaves`` coin outcomes.  Rules with a closed form override this and set
         ``closed_form_tau``."""

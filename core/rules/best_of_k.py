@@ -19,7 +19,8 @@ from core.rules.block import block_output_levels, block_verify
 from core.data.coins import Coins
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 
 
@@ -100,7 +101,7 @@ def mass_above_in_order(p: np.ndarray, order: np.ndarray) -> np.ndarray:
     return above
 
 
-def select_best(block: DraftBlock) -> int:
+def select_best(block: TokenTree) -> int:
     """Index of the lexicographically best draft (the first one among equals).
 
     Two drafts are compared at the first position where they differ, i.e. at a shared node u, by
@@ -251,7 +252,7 @@ class BestOfKBV(Verifier):
            "w_(i−1)·q(x_i)/p*(x_i)); the block passes with h = w, a sub-block with h = A/(A + 1 − w), A = Σ_y "
            "(w·q − p*)₊ at that node.")
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         k = select_best(block)
         x = block.draft(k)
         nodes = [x[:i] for i in range(block.L + 1)]

@@ -21,7 +21,8 @@ from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, positive_part, residual
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 
 
@@ -182,7 +183,7 @@ def block_output_levels(p_levels: Sequence[np.ndarray], q_levels: Sequence[np.nd
     return emitted
 
 
-def _path_rows(block: DraftBlock, k: int):
+def _path_rows(block: TokenTree, k: int):
     x = block.draft(k)
     nodes = [x[:i] for i in range(block.L + 1)]
     return x, nodes, [block.p[u] for u in nodes[:-1]], [block.q[u] for u in nodes]
@@ -209,13 +210,13 @@ class BV(Verifier):
            "where A_i = Σ_y (w_i·q(y|x≤i) − p(y|x≤i))₊ is the mass the residual at x≤i must supply. The first "
            "pass decides τ; the extra token comes from that residual, ∝ (w_τ·q − p)₊.")
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         x, nodes, p_rows, q_rows = _path_rows(block, 0)
         trace = Trace()
         tau, dist = block_verify(x, p_rows, q_rows, coins, trace, nodes, 0)
         return Outcome(x[:tau], 0 if tau else -1, dist, trace)
 
-    def expected_tau(self, block: DraftBlock) -> float:
+    def expected_tau(self, block: TokenTree) -> float:
         """E[τ | x] = Σ_i i·h_i·Π_(j>i)(1 − h_j)."""
         x, _, p_rows, q_rows = _path_rows(block, 0)
         return sum(tau * prob for tau, prob, _ in block_law(x, p_rows, q_rows))

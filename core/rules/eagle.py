@@ -35,7 +35,7 @@ from core.data.coins import Coins
 from core.data.distributions import residual
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.base import Verifier, VerifierError
 
 #: The released versions of the bonus line: the current one first (the default).
@@ -94,11 +94,11 @@ class Eagle(Verifier):
         """The bonus law at a node whose target law (at temperature T) is q."""
         return q if self.release == "current" else raw_bonus(q, self.temperature)
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         """K i.i.d. chains as their token tree, each node offered by the first draft through it."""
         def draft_of(node: Node) -> int:
             return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
-        return self._walk(TokenTree.from_block(block), coins, draft_of)
+        return self._walk(block, coins, draft_of)
 
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
         """Each node offered by the first of its parent's draws that drew it."""

@@ -24,12 +24,13 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import residual
 from core.data.outcome import Outcome
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 from core.rules.token_level import token_walk
 
 
-def _matches(block: DraftBlock) -> list[float]:
+def _matches(block: TokenTree) -> list[float]:
     """q(x_i | x_<i) for draft 0: the probability that the target's sample equals the draft token."""
     x = block.draft(0)
     return [float(block.q[x[:i]][x[i]]) for i in range(block.L)]
@@ -51,7 +52,7 @@ class ExactMatch(Verifier):
     closed_form_tau = True
     released_port = True
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         def mismatch(u: Node, token: int) -> np.ndarray:
             """The target's sample given that it is not the draft token: q(·|u) without it."""
             others = block.q[u].copy()
@@ -59,5 +60,5 @@ class ExactMatch(Verifier):
             return residual(others, block.q[u])
         return token_walk(block, _matches(block), "match", mismatch, coins)
 
-    def expected_tau(self, block: DraftBlock) -> float:
+    def expected_tau(self, block: TokenTree) -> float:
         return float(np.sum(np.cumprod(_matches(block))))

@@ -49,7 +49,8 @@ import numpy as np
 
 from core.data.coins import Coins, enumerate_outcomes
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier, VerifierError
 
 #: A conditional: node -> next-token law.
@@ -140,7 +141,7 @@ class HSD(Verifier):
             return L - n, r, T
         return stop, r, T
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         trace = Trace()
         L = block.L
         drafts = 1 if self.variant == "algorithm_clean" else block.K

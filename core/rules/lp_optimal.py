@@ -24,7 +24,7 @@ from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.base import Verifier, VerifierError
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class LPOptimal(Verifier):
         first = tree.table()[s[:-1]][s[-1]][0] if s else -1
         return Outcome(s, first, residual, trace)
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         plan = self.plan
         if (block.K, block.L, block.V) != (plan.K, plan.L, plan.V):
             raise VerifierError(

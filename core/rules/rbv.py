@@ -22,7 +22,8 @@ import numpy as np
 from core.rules.block import block_law, block_verify
 from core.data.coins import Coins
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 
 
@@ -49,7 +50,7 @@ class RBV(Verifier):
            "(w·T − p)₊, which is what the next draft is tested against. A draft that does not pass through s is "
            "skipped; after the last draft the extra token comes from T.")
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         trace = Trace()
         s, s_draft = (), -1
         T = block.q[()]

@@ -26,7 +26,7 @@ from core.data.levels import OutputLevels, node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.tree_walk import TreeWalkVerifier, tree_walk
 
 
@@ -156,7 +156,7 @@ class SpecInfer(TreeWalkVerifier):
                     "rejected, the extra token is drawn from T.")
     core = staticmethod(rrs_core)
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         return tree_walk(block, coins, rrs_core)
 
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:

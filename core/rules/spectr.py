@@ -17,7 +17,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import residual
 from core.data.outcome import Trace
-from core.data.tree import Node
+from core.data.nodes import Node
 from core.rules.tree_walk import TreeWalkVerifier
 
 

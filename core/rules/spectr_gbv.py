@@ -29,7 +29,8 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.distributions import residual
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 
 
@@ -185,7 +186,7 @@ class SpecTrGBV(Verifier):
            "with h = [C(s) − Σ_y C(s·y)] / [D(s) − Σ_y C(s·y)] (the paper's Eq. 2; this rule is not lossless, as "
            "the toy laboratory measures). Each line gives the node's C and D.")
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         K, L = block.K, block.L
         gbv = block.memo.get("spectr_gbv")
         if gbv is None:

@@ -46,7 +46,8 @@ from core.bounds.sizes import BoundsTooLarge, check_size
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier, VerifierError
 from core.rules.tree_walk import TreeWalkVerifier, tree_walk, tree_walk_output_law
 
@@ -182,7 +183,7 @@ class TDOptimal(Verifier):
 
         return run
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         if self._models is not None and (block.K, block.L, block.V) != (
                 self._models[2], self._models[3], self._models[0].V):
             raise VerifierError(f"the drafts have K={block.K}, L={block.L}, V={block.V} but "

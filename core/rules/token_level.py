@@ -14,12 +14,13 @@ from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
 from core.data.levels import law_from_levels, level_conditionals, node_recursion_cost
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 from toy_models import IIDModel, MarkovModel
 
 
-def token_walk(block: DraftBlock, passes: list[float], name: str,
+def token_walk(block: TokenTree, passes: list[float], name: str,
                correction: Callable[[Node, int], np.ndarray], coins: Coins) -> Outcome:
     """Walk draft 0 token by token: x_i passes with probability ``passes[i]`` (noted in the trace as
     ``name``); at the first failure the extra token's law is ``correction(x_<i, x_i)``, after L
@@ -34,7 +35,7 @@ def token_walk(block: DraftBlock, passes: list[float], name: str,
     return Outcome(x, 0, block.q[x], trace)
 
 
-def _ratios(block: DraftBlock) -> list[float]:
+def _ratios(block: TokenTree) -> list[float]:
     x = block.draft(0)
     return [acceptance_ratio(block.q[x[:i]][x[i]], block.p[x[:i]][x[i]]) for i in range(block.L)]
 
@@ -55,11 +56,11 @@ class SD(Verifier):
     how = ("**How SD tests.** Token by token along draft 1: x_i passes with probability min(1, q(x_i)/p(x_i)); "
            "the first rejection stops, and the correction is drawn from (q − p)₊ normalised.")
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         return token_walk(block, _ratios(block), "accept",
                           lambda u, _: residual(block.q[u] - block.p[u], block.q[u]), coins)
 
-    def expected_tau(self, block: DraftBlock) -> float:
+    def expected_tau(self, block: TokenTree) -> float:
         total, survive = 0.0, 1.0
         for ratio in _ratios(block):
             survive *= ratio

@@ -23,7 +23,7 @@ from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.traversal_walk import TraversalVerifier, traversal_output_law, traversal_walk
 
 
@@ -63,11 +63,11 @@ class Traversal(TraversalVerifier):
 
     policy = staticmethod(first_appearance)
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
-        return traversal_walk(block, coins, first_appearance)
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
+        return traversal_walk(block, coins, first_appearance, block.draft_table())
 
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
-        return traversal_walk(tree, coins, depth_policies(tree.shape, tree.law))
+        return traversal_walk(tree, coins, depth_policies(tree.shape, tree.law), tree.table())
 
     def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
         """Exact output law on (shape, law): ``traversal_output_law`` with the law's policy per depth."""

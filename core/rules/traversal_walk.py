@@ -28,7 +28,7 @@ the same recursion, with a child of multiplicity j receiving j·b_(d+2) draws.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import ClassVar, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from core.data.laws import NodeState, Policy, first_drafted, iid_branches  # noq
 from core.data.levels import OutputLevels
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.base import Verifier
 
 
@@ -57,18 +57,18 @@ def _policies(policy: Policy | Sequence[Policy], L: int) -> list[Policy]:
     return list(policy) if isinstance(policy, (list, tuple)) else [policy] * L
 
 
-def traversal_walk(block: DraftBlock | TokenTree, coins: Coins,
-                   policy: Policy | Sequence[Policy]) -> Outcome:
-    """Run the recursion on the drafts (a ``DraftBlock``) or on a token tree, with one policy or one
-    per depth.  The trace gets, in order, an 'enter' step per node entered (w, k and what the policy
-    decided), one 'visit' step per child (its weight w, S(c), T(c), multiplicity; the vector is S,
-    the law the child is tested against, as in ``rrs_walk``), one 'residual' step after each
+def traversal_walk(block: TokenTree, coins: Coins, policy: Policy | Sequence[Policy],
+                   children: Mapping[Node, Mapping[int, tuple[int, int]]]) -> Outcome:
+    """Run the recursion on a tree whose nodes have the ``children`` given, with one policy or one
+    per depth: ``TokenTree.draft_table`` on K i.i.d. drafts (a node's draft index is then the first
+    draft through it), ``TokenTree.table`` on any tree (the position of its first draw among its
+    parent's draws).  The trace gets, in order, an 'enter' step per node entered (w, k and what the
+    policy decided), one 'visit' step per child (its weight w, S(c), T(c), multiplicity; the vector
+    is S, the law the child is tested against, as in ``rrs_walk``), one 'residual' step after each
     rejected child (w', A and T' as the vector), every acceptance test, and the last values per
-    node in ``quantities``.  On a token tree a node's draft index is the position of its
-    first draw among its parent's draws."""
+    node in ``quantities``."""
     trace = Trace()
     L = block.L
-    children = block.table()
     policies = _policies(policy, L)
 
     def first(b: Node) -> int:
@@ -194,8 +194,8 @@ class TraversalVerifier(Verifier):
     policy: ClassVar[Policy]
     walk = "leaf-to-root"
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
-        return traversal_walk(block, coins, type(self).policy)
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
+        return traversal_walk(block, coins, type(self).policy, block.draft_table())
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
         """Exact output law on toy models (``traversal_output_law``); returns it and the states."""

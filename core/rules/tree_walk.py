@@ -19,7 +19,8 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
+from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 
 #: run(tokens, drafts, coins, trace) -> (accepted draft or None, residual or None)
@@ -28,7 +29,7 @@ CoreRun = Callable[[Sequence[int], Sequence[int], Coins, Trace], tuple[Optional[
 Core = Callable[[np.ndarray, np.ndarray, int, Trace, Node], CoreRun]
 
 
-def tree_walk(block: DraftBlock, coins: Coins, core: Core) -> Outcome:
+def tree_walk(block: TokenTree, coins: Coins, core: Core) -> Outcome:
     trace = Trace()
     s: Node = ()
     alive = list(range(block.K))
@@ -51,7 +52,7 @@ class TreeWalkVerifier(Verifier):
 
     core: Core
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         return tree_walk(block, coins, type(self).core)
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:

@@ -29,7 +29,7 @@ threshold).  At T = 0 the code skips the test and compares with argmax q; with q
 ε < 1 (enforced) the test above passes exactly the argmax, so the two agree.
 
 The rule reads q only (never p or the draft law), so it is defined on every shape and law; on K
-i.i.d. chains it reads the chains as their token tree (``TokenTree.from_block``).  Given the tree it
+i.i.d. chains it reads the chains' token tree (each node's draws, in draft order).  Given the tree it
 is deterministic: its coin programme tosses no coin, and the extra token's distribution is the
 point mass at argmax q(·|s) (``extra_token="target"`` draws y ~ q(·|s) instead, a variant that isolates
 what the acceptance test alone does to the output law).  Lossy: on a ``topk`` tree the whole
@@ -46,7 +46,7 @@ import numpy as np
 from core.data.coins import Coins
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
-from core.data.tree import DraftBlock, Node
+from core.data.nodes import Node
 from core.rules.base import Verifier, VerifierError
 
 #: Medusa's defaults (``medusa_generate``): ε = posterior_threshold, δ = posterior_alpha = √ε.
@@ -146,11 +146,11 @@ class Typical(Verifier):
             raise VerifierError(f"extra_token must be one of {', '.join(EXTRA_TOKENS)}, got {extra_token!r}")
         self.epsilon, self.delta, self.extra_token = epsilon, delta, extra_token
 
-    def run_chains(self, block: DraftBlock, coins: Coins) -> Outcome:
+    def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         """K i.i.d. chains as their token tree, each node offered by the first draft through it."""
         def draft_of(node: Node) -> int:
             return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
-        return self.run_tree(TokenTree.from_block(block), coins, draft_of)
+        return self.run_tree(block, coins, draft_of)
 
     def run_tree(self, tree: TokenTree, coins: Coins,
                  draft_of: Callable[[Node], int] | None = None) -> Outcome:

@@ -280,8 +280,9 @@ def draw_token_tree(spec: str, shape, law: str, seed: int):
 
 
 def tree_verify(spec: str, method: str, tree, coin_seed: int):
-    """One seeded verification of a token tree (Verdict)."""
-    return tree_verifier(spec, method, tree.shape, tree.law.name).verify(tree, np.random.default_rng(coin_seed))
+    """One seeded verification of a token tree by the rule's token-tree programme (Verdict): K
+    i.i.d. chains too are then verified as their token tree."""
+    return tree_verifier(spec, method, tree.shape, tree.law.name).verify_tree(tree, np.random.default_rng(coin_seed))
 
 
 def tree_expected_tau(spec: str, method: str, tree) -> float | None:

@@ -182,7 +182,8 @@ _NODE_GROUPS = {
 def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra: int | None = None,
                title: str = "Draft tree", token_text: Callable[[int], str] | None = None,
                height: int | None = None, current: tuple[int, ...] | None = None) -> go.Figure:
-    """The draft tree of a ``DraftBlock`` (shared prefixes are shared nodes); node x = depth.
+    """The draft tree of K i.i.d. drafts (a ``TokenTree`` read as its drafts: shared prefixes are
+    shared nodes); node x = depth.
 
     With a ``trace``: node colours show the tests made so far (the first ``upto`` tests; all by
     default): green = accepted sub-block, light green = passed but not kept, red = rejected (the set
@@ -240,7 +241,7 @@ def _node_token(token_text: Callable[[int], str] | None) -> Callable:
 
 
 def _node_lines(s, tree, token_text) -> list[str]:
-    """Hover lines of a non-root node of a draft tree (``DraftBlock`` or ``TokenTree``): p, q, q/p of
+    """Hover lines of a non-root node of a draft tree (a ``TokenTree``): p, q, q/p of
     its token given its parent, and of the whole path."""
     u, t = s[:-1], s[-1]
     pt, qt = float(tree.p[u][t]), float(tree.q[u][t])
