@@ -180,7 +180,7 @@ def cmd_decode(args) -> int:
               f"{m.block_efficiency:.3f}, {m.tokens_per_second:.1f} tokens/s "
               f"(draft {m.time_draft_s:.2f}s, target {m.time_target_s:.2f}s, verify {m.time_verify_s:.3f}s; "
               f"{m.attention}, {torch.get_num_threads()} torch thread(s); {m.draft}"
-              f"{'' if m.law == args.plan.law else f' drafted by {m.law} at T = 0'})")
+              f"{'' if m.law == args.plan.law.name else f' drafted by {m.law} at T = 0'})")
         if args.num_samples:
             for j, g in enumerate(out["samples"]):
                 print(f"sample {j}: {g}")
