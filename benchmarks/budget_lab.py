@@ -85,7 +85,7 @@ def certify(seeds) -> None:
         for _ in range(40):
             what, draft, target = random_pair(rng)
             for shape in CERTIFY_SHAPES:
-                for law in LAWS:
+                for law in LAWS.values():
                     try:
                         cert = certify_tree_lp(draft, target, shape, law)
                     except USER_ERRORS:
@@ -97,7 +97,7 @@ def certify(seeds) -> None:
                     failed += 1
                     _, p_exact = exact_levels(draft, shape.L - 1)
                     low = min(exact_node_set_law(draft, shape, law, p_exact).values())
-                    print(f"not certified: seed {seed}, {what}, {shape.label} {law}: {cert.reason} "
+                    print(f"not certified: seed {seed}, {what}, {shape.label} {law.name}: {cert.reason} "
                           f"(smallest P(t) {float(low):.1e})", flush=True)
     print(f"{total} instances, {failed} not certified")
 

@@ -72,8 +72,8 @@ def tree_plans(L: int = 4) -> list:
     """Every shape and law of part 4 (module docstring)."""
     from core.data.laws import LAWS
     from core.decoding.plans import DynamicPlan, RankTreePlan, StaticPlan
-    return ([StaticPlan.chains(4, L, name) for name, law in LAWS.items() if law.distinct]
-            + [StaticPlan.tree((2, 2) + (1,) * (L - 2), name) for name in LAWS]
+    return ([StaticPlan.chains(4, L, law) for law in LAWS.values() if law.distinct]
+            + [StaticPlan.tree((2, 2) + (1,) * (L - 2), law) for law in LAWS.values()]
             + [RankTreePlan(((1,), (2,), (3,), (1, 1), (1, 2), (2, 1), (1, 1, 1), (1, 1, 1, 1))),
                DynamicPlan(16, L, 4)])
 

@@ -23,7 +23,7 @@ import time
 
 import toy_models as tm
 from core.analysis.exact import estimated_seconds, exact_analysis
-from core.data.laws import IID_LAW, LAWS, TOPK_LAW, is_iid_chains, tree_outcome_count
+from core.data.laws import IID_LAW, LAWS, TOPK_LAW, DraftLaw, is_iid_chains, tree_outcome_count
 from core.data.shapes import Shape
 from core.errors import USER_ERRORS
 from core.rules.registry import make_verifier, resolve
@@ -42,22 +42,22 @@ def shapes():
 
 def configurations(quick: bool):
     for V in GRID_V[:3] if quick else GRID_V:
-        for law in LAWS:
+        for law in LAWS.values():
             for shape in shapes():
-                if is_iid_chains(shape, law) or (law != IID_LAW.name and max(shape.branching) > V):
+                if is_iid_chains(shape, law) or (law is not IID_LAW and max(shape.branching) > V):
                     continue
                 n = tree_outcome_count(V, shape, law)
                 if V ** shape.L > 4096:      # as for K i.i.d. drafts: the law lives on Ω^(L+1)
                     continue
                 widest = not shape.chains and shape.branching == (min(V, 6),) * shape.L
-                if (law == TOPK_LAW.name and widest) or 1024 <= n <= 4096:
+                if (law is TOPK_LAW and widest) or 1024 <= n <= 4096:
                     yield V, shape, law, n
 
 
-def time_one(V: int, shape: Shape, law: str, rule: str) -> dict:
+def time_one(V: int, shape: Shape, law: DraftLaw, rule: str) -> dict:
     """Seconds of make_verifier + exact_analysis (0 and ``refused`` when the laboratory refuses)."""
     draft, target = tm.random_pair("markov", V, alpha=0.8, mix=0.5, seed=V, depth=shape.L)
-    row = {"V": V, "shape": shape.label, "law": law, "rule": rule,
+    row = {"V": V, "shape": shape.label, "law": law.name, "rule": rule,
            "outcomes": tree_outcome_count(V, shape, law), "seconds": 0.0, "solve": 0.0,
            "estimate": estimated_seconds(resolve(rule), V, shape=shape, law=law), "refused": False}
     start = time.perf_counter()
@@ -96,7 +96,7 @@ def compare_orders(n: int = 80, seed: int = 80) -> dict:
         draft, target = tm.random_pair(("iid", "markov", "table")[i % 3], V,
                                        alpha=float(rng.choice([0.3, 1, 3])), mix=float(rng.uniform(0.1, 0.9)),
                                        seed=int(rng.integers(1 << 30)), depth=shape.L)
-        per, first = (depth_policies(shape, IID_LAW.name, per_draw) for per_draw in (True, False))
+        per, first = (depth_policies(shape, IID_LAW, per_draw) for per_draw in (True, False))
         for rule, run in (("rrs", lambda pol: rrs_output_law(pol, draft, target, shape.branching)),
                           ("traversal", lambda pol: traversal_output_law(pol, draft, target, shape.K,
                                                                          shape.L, shape.branching))):
@@ -122,7 +122,7 @@ def main() -> None:
         for rule in RULES:
             row = time_one(V, shape, law, rule)
             if not args.json:
-                print(f"  {V} {shape.label} {law} {rule}: {row['seconds']:.3f} s", file=sys.stderr, flush=True)
+                print(f"  {V} {shape.label} {law.name} {rule}: {row['seconds']:.3f} s", file=sys.stderr, flush=True)
             key = (V, law, rule)
             refused[key] = refused.get(key, 0) + row["refused"]
             if key not in worst or row["seconds"] > worst[key]["seconds"]:

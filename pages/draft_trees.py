@@ -287,9 +287,9 @@ else:
     shared = cached.shared_drafts(cfg.spec, tuple(tables), L) if tables else {}
     curves, names, notes = {}, {}, []
     for group in coincident_laws(lines):
-        line, name = lines[group[0]], " = ".join(group)
-        curves[group[0]] = list(line.points)
-        names[group[0]] = name + (f" (ends at n = {line.last})" if line.ends is not None else "")
+        line, name = lines[group[0]], " = ".join(law.name for law in group)
+        curves[group[0].name] = list(line.points)
+        names[group[0].name] = name + (f" (ends at n = {line.last})" if line.ends is not None else "")
         if len(group) > 1:
             alike = drafted_alike(group, line, shared)
             notes.append(f"**{name}** is one line: " + (
@@ -325,7 +325,7 @@ else:
                 "are one line. Compare only at equal n and L.",
                 ["p, q", "τ", "E[τ]", "lossless"]))
         winners = [{"n": n, "E[τ]": w[0], "as a fraction": w[1] or "",
-                    "best (shape, law)": "; ".join(f"{sh.label} {law}" for sh, law in w[2])}
+                    "best (shape, law)": "; ".join(f"{sh.label} {law.name}" for sh, law in w[2])}
                    for n, table in tables.items() if (w := table.winners().get(chart_rule)) is not None]
         st.dataframe(pd.DataFrame(winners), hide_index=True, width="stretch", key="trees_winners",
                      column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f")})

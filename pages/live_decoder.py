@@ -34,7 +34,7 @@ MAX_DRAFTED, MAX_DEPTH = 64, 8
 #: command line's side-by-side suite (``python -m core bench --suite trees``): i.i.d. chains, the
 #: static tree (2, 2, 1, 1) by each law, and EAGLE-2's dynamic tree of 16 nodes.
 COMPARE_DRAFTS = {"chains": StaticPlan.chains(4, 4),
-                  **{f"tree-{law}": StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS},
+                  **{f"tree-{law.name}": StaticPlan.tree((2, 2, 1, 1), law) for law in LAWS.values()},
                   "dynamic": DynamicPlan(16, 4, 4)}
 #: The comparison's option for the draft chosen above.
 ABOVE = "above"
@@ -234,17 +234,17 @@ else:
     if switched and method == switched[1]:
         st.info(f"{text.short(switched[0])} is defined on K i.i.d. chains only: {text.short(method)}, "
                 f"a lossless rule on token trees, verifies this draft.")
-    how = LAWS[plan.law].summary if shape != "dynamic" else "Each node's most probable tokens, chosen afresh every iteration."
+    how = plan.law.summary if shape != "dynamic" else "Each node's most probable tokens, chosen afresh every iteration."
     fewer = (f" The budget {int(budget)} is more than the {plan.candidates} candidates of depth {plan.L} and width "
              f"{plan.K}: the tree drafts them all." if shape == "dynamic" and plan.budget < int(budget) else "")
     st.caption(f"Draft: {plan.label}, at most {plan.budget} tokens an iteration.{fewer} {how} "
                + ("Every rule verifies it." if plan.iid_chains else f"Verified by {any_tree}.")
                + (" At T = 0 wor and greedy draft as topk, their T → 0 limit."
-                  if plan.law_at_temperature(T) != plan.law else "")
+                  if plan.law_at_temperature(T) is not plan.law else "")
                + (" A top-k child is no sample of p but a fixed token, so the verifier accepts the child of rank k "
                   "with q(x_k), what the target still gives it, not with min(1, q/p): at T = 1 q spreads its mass "
                   "and a top-k tree accepts less than an i.i.d. one, at low T q concentrates and it catches up."
-                  if plan.law == TOPK_LAW.name and T > 0 else ""))
+                  if plan.law is TOPK_LAW and T > 0 else ""))
 
 pair = pair_picker.pair_picker("dec")
 
@@ -385,7 +385,7 @@ c[1].metric("Tokens per second", f"{m.tokens_per_second:.1f}")
 c[2].metric("Tokens generated", f"{m.tokens_generated}")
 c[3].metric("Iterations", f"{m.iterations}")
 c[4].metric("Stopped because", gen.stop_reason)
-drawn_by = "" if m.law == result["plan"].law else f" (drawn by {m.law}: at T = 0 {result['plan'].law} takes its T → 0 limit)"
+drawn_by = "" if m.law == result["plan"].law.name else f" (drawn by {m.law}: at T = 0 {result['plan'].law.name} takes its T → 0 limit)"
 st.caption(f"{text.short(run_method)} verified {m.draft}{drawn_by}: {m.mean_tree_nodes:.1f} drafted tokens per "
            f"iteration on average, scored by the target with {m.attention}.")
 left, right = st.columns(2)

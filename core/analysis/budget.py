@@ -40,7 +40,7 @@ from core.bounds.sequoia import best_tree, positional_acceptance
 from core.bounds.sizes import BoundsTooLarge, check_size, check_tree_size
 from core.data.drafting import check_supports
 from core.data.exact_fraction import fraction
-from core.data.laws import IID_LAW, LAWS, is_iid_chains, rank, tree_outcome_count
+from core.data.laws import IID_LAW, LAWS, DraftLaw, is_iid_chains, rank, tree_outcome_count
 from core.data.shapes import Shape
 from core.data.nodes import Node
 from core.errors import USER_ERRORS, ExplorerError, InvalidInput
@@ -109,7 +109,7 @@ class Row:
     """One (shape, law): its three cells, or the law's refusal."""
 
     shape: Shape
-    law: str
+    law: DraftLaw
     cells: dict[str, Cell] = field(default_factory=dict)
     refused: str | None = None
 
@@ -150,7 +150,7 @@ class BudgetTable:
     topk: TopkProgramme | None
     topk_refused: str | None
 
-    def winners(self) -> dict[str, tuple[float, str | None, list[tuple[Shape, str]]]]:
+    def winners(self) -> dict[str, tuple[float, str | None, list[tuple[Shape, DraftLaw]]]]:
         """Per verifier: (best E[τ], its fraction, every (shape, law) reaching it to 1e-12)."""
         out = {}
         for v in VERIFIERS:
@@ -168,7 +168,7 @@ class BudgetTable:
         """Every row as JSON-ready fields (one object per (shape, law, verifier))."""
         rows = []
         for row in self.rows:
-            head = {**row.shape.describe(), "label": row.shape.label, "law": row.law}
+            head = {**row.shape.describe(), "label": row.shape.label, "law": row.law.name}
             if row.refused is not None:
                 rows += [{**head, "verifier": v, "refused": row.refused} for v in VERIFIERS]
             else:
@@ -179,7 +179,7 @@ class BudgetTable:
             if self.chains_lp is not None:
                 chains.update(_certificate_fields(self.chains_lp))
         winners = {v: {"expected_accepted": value, "expected_accepted_fraction": frac,
-                       "at": [{"label": s.label, **s.describe(), "law": law} for s, law in at]}
+                       "at": [{"label": s.label, **s.describe(), "law": law.name} for s, law in at]}
                    for v, (value, frac, at) in self.winners().items()}
         return {"budget": self.budget, "L": self.L, "V": self.V,
                 "shapes": [s.label for s in dict.fromkeys(r.shape for r in self.rows)],
@@ -198,7 +198,7 @@ def _one_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0]
 
 
-def _lp_seconds(V: int, shape: Shape, law: str) -> float:
+def _lp_seconds(V: int, shape: Shape, law: DraftLaw) -> float:
     """The own-law LP, solved twice (the plan for the TV, the certificate) and its node-set law
     enumerated twice (floats, then exact); ``BoundsTooLarge`` beyond the LP's limits."""
     if is_iid_chains(shape, law):
@@ -220,7 +220,7 @@ def estimated_table_seconds(draft: ToyModel, target: ToyModel, budget: int, L: i
     total = 0.0
     V = draft.V
     for shape in budget_shapes(budget, L):
-        for law in LAWS:
+        for law in LAWS.values():
             try:
                 check_supports(draft.cond, shape, law, max_nodes=100_000)
             except InvalidInput:
@@ -251,7 +251,7 @@ def check_table(draft: ToyModel, target: ToyModel, budget: int, L: int,
     return seconds
 
 
-def _cell(verifier: str, draft, target, shape: Shape, law: str) -> Cell:
+def _cell(verifier: str, draft, target, shape: Shape, law: DraftLaw) -> Cell:
     """One verifier on (shape, law); a refusal for size becomes the cell's reason."""
     try:
         rule = make_verifier(VERIFIERS[verifier], draft, target, shape=shape, law=law)
@@ -314,19 +314,19 @@ def budget_table(draft: ToyModel, target: ToyModel, budget: int, L: int, *,
     >>> from toy_models import PRESETS
     >>> toy = PRESETS["binary-toy"]
     >>> table = budget_table(toy.draft, toy.target, 4, 2)
-    >>> {v: (frac, [f"{s.label} {law}" for s, law in at][:2]) for v, (_, frac, at) in table.winners().items()}
+    >>> {v: (frac, [f"{s.label} {law.name}" for s, law in at][:2]) for v, (_, frac, at) in table.winners().items()}
     {'rrs': ('5/3', ['chains 2×2 wor', 'chains 2×2 topk']), 'traversal': ('16/9', ['chains 2×2 wor', 'chains 2×2 topk']), 'lp': ('17/9', ['chains 2×2 wor', 'chains 2×2 topk'])}
     """
     if draft.V != target.V:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
     check_table(draft, target, budget, L, max_seconds)
     shapes = budget_shapes(budget, L)
-    pairs = [(shape, law) for shape in shapes for law in LAWS]
+    pairs = [(shape, law) for shape in shapes for law in LAWS.values()]
     rows = []
     chains_lp, chains_refused = None, None
     for done, (shape, law) in enumerate(pairs):
         if progress is not None:
-            progress(done, len(pairs), f"{shape.label} {law}")
+            progress(done, len(pairs), f"{shape.label} {law.name}")
         try:
             check_supports(draft.cond, shape, law)
         except InvalidInput as exc:
@@ -334,7 +334,7 @@ def budget_table(draft: ToyModel, target: ToyModel, budget: int, L: int, *,
             continue
         cells = {v: _cell(v, draft, target, shape, law) for v in VERIFIERS}
         rows.append(Row(shape, law, cells))
-        if shape.chains and law == IID_LAW.name and cells["lp"].certificate is not None:
+        if shape.chains and law is IID_LAW and cells["lp"].certificate is not None:
             chains_lp = cells["lp"].certificate            # the baseline is this very LP
     if progress is not None:
         progress(len(pairs), len(pairs), "done")
@@ -361,7 +361,7 @@ def budget_table(draft: ToyModel, target: ToyModel, budget: int, L: int, *,
 SAME_DRAFTS_OUTCOMES = 5000
 
 
-def same_drafts(draft: ToyModel, shape: Shape, laws) -> list[tuple[str, ...]] | None:
+def same_drafts(draft: ToyModel, shape: Shape, laws) -> list[tuple[DraftLaw, ...]] | None:
     """``laws`` grouped by the law of the node set they draft on ``shape`` (``node_set_law``: P(node
     set = t) for every t): laws of one group draft the same trees with the same probabilities (to
     1e-12), so every verifier has the same E[τ] under each.  None when a law's node sets take more
@@ -372,7 +372,7 @@ def same_drafts(draft: ToyModel, shape: Shape, laws) -> list[tuple[str, ...]] | 
         found = {law: node_set_law(draft.cond, shape, law, max_outcomes=SAME_DRAFTS_OUTCOMES) for law in laws}
     except TooManyOutcomes:
         return None
-    groups: list[list[str]] = []
+    groups: list[list[DraftLaw]] = []
     for law, sets in found.items():
         for g in groups:
             other = found[g[0]]
@@ -394,23 +394,23 @@ class LawCurve:
     the line ends; ``ends``: why it draws none at the next budget of the tables ("at n = 7, " and that
     budget's refusal), None when it reaches the largest budget."""
 
-    law: str
+    law: DraftLaw
     points: tuple[tuple[int, float, str], ...]
     shapes: frozenset
     last: int | None
     ends: str | None
 
 
-def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[str, LawCurve]:
+def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[DraftLaw, LawCurve]:
     """Every law's ``LawCurve`` of ``verifier`` (a column of ``VERIFIERS``) over ``tables`` (budget →
     its table, one depth L)."""
     budgets = sorted(tables)
     out = {}
-    for law in LAWS:
+    for law in LAWS.values():
         best: tuple[float, list[tuple[Shape, int]]] | None = None
         points, last, shapes = [], None, set()
         for n in budgets:
-            cells = [(r.shape, r.cells[verifier].expected_accepted) for r in tables[n].rows if r.law == law
+            cells = [(r.shape, r.cells[verifier].expected_accepted) for r in tables[n].rows if r.law is law
                      and r.refused is None and verifier in r.cells and r.cells[verifier].expected_accepted is not None]
             if cells:
                 last = n
@@ -426,18 +426,18 @@ def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[str, Law
         ends = None
         if last is not None and last < budgets[-1]:
             after = next(n for n in budgets if n > last)
-            refusals = [r.refused for r in tables[after].rows if r.law == law and r.refused]
+            refusals = [r.refused for r in tables[after].rows if r.law is law and r.refused]
             ends = f"at n = {after}, " + (refusals[0] if refusals else "no shape could be computed")
         out[law] = LawCurve(law, tuple(p for p in points if p[0] <= (last or 0)), frozenset(shapes), last, ends)
     return out
 
 
-def shared_drafts(draft: ToyModel, tables: dict[int, "BudgetTable"]) -> dict[Shape, list[tuple[str, ...]] | None]:
+def shared_drafts(draft: ToyModel, tables: dict[int, "BudgetTable"]) -> dict[Shape, list[tuple[DraftLaw, ...]] | None]:
     """For every shape of ``tables`` that two laws or more can draw, those laws grouped by the trees
     they draft (``same_drafts``)."""
     out = {}
     for n in sorted(tables):
-        drawn: dict[Shape, list[str]] = {}
+        drawn: dict[Shape, list[DraftLaw]] = {}
         for r in tables[n].rows:
             if r.refused is None:
                 drawn.setdefault(r.shape, []).append(r.law)
@@ -445,10 +445,10 @@ def shared_drafts(draft: ToyModel, tables: dict[int, "BudgetTable"]) -> dict[Sha
     return out
 
 
-def coincident_laws(curves: dict[str, LawCurve]) -> list[tuple[str, ...]]:
+def coincident_laws(curves: dict[DraftLaw, LawCurve]) -> list[tuple[DraftLaw, ...]]:
     """The laws of ``curves`` grouped by their lines (every law once, in ``curves``' order): laws of
     one group have points at the same budgets with E[τ] within 1e-12 of each other's."""
-    groups: list[list[str]] = []
+    groups: list[list[DraftLaw]] = []
     for law, c in curves.items():
         for g in groups:
             other = curves[g[0]].points
@@ -461,23 +461,23 @@ def coincident_laws(curves: dict[str, LawCurve]) -> list[tuple[str, ...]]:
     return [tuple(g) for g in groups]
 
 
-def drafted_alike(group, curve: LawCurve, shared: dict[Shape, list[tuple[str, ...]] | None]) -> list[Shape]:
+def drafted_alike(group, curve: LawCurve, shared: dict[Shape, list[tuple[DraftLaw, ...]] | None]) -> list[Shape]:
     """The shapes of ``curve`` (one law's best shapes) on which every law of ``group`` drafts the
     same trees (``shared``: ``shared_drafts``'s groups)."""
     return sorted((shape for shape in curve.shapes if shared.get(shape) is not None
                    and any(set(group) <= set(g) for g in shared[shape])), key=lambda shape: shape.label)
 
 
-def same_everywhere(shared: dict[Shape, list[tuple[str, ...]] | None]) -> str | None:
+def same_everywhere(shared: dict[Shape, list[tuple[DraftLaw, ...]] | None]) -> str | None:
     """The laws that draft the same trees on every shape of ``shared`` (``shared_drafts``) that they
     can all draw, as a phrase ("wor, topk and greedy"), when two or more do on at least one shape and
     every shape was compared; None otherwise."""
     if not shared or any(groups is None for groups in shared.values()):
         return None
-    laws = [law for law in LAWS if any(law in g for groups in shared.values() for g in groups)]
+    laws = [law for law in LAWS.values() if any(law in g for groups in shared.values() for g in groups)]
     together = []
     for law in laws:
-        mates = [m for m in laws if m != law and all(
+        mates = [m for m in laws if m is not law and all(
             any(law in g and m in g for g in groups) for groups in shared.values()
             if any(law in g for g in groups) and any(m in g for g in groups))
             and any(any(law in g and m in g for g in groups) for groups in shared.values())]
@@ -487,4 +487,5 @@ def same_everywhere(shared: dict[Shape, list[tuple[str, ...]] | None]) -> str | 
             any(a in g and b in g for g in groups) for groups in shared.values() for a in together for b in together
             if any(a in g for g in groups) and any(b in g for g in groups)):
         return None
-    return ", ".join(together[:-1]) + " and " + together[-1]
+    names = [law.name for law in together]
+    return ", ".join(names[:-1]) + " and " + names[-1]

@@ -33,7 +33,7 @@ from toy_models import ToyModel
 
 from core.data.drafting import check_supports, enumerate_trees
 from core.data.exact_fraction import fraction
-from core.data.laws import IID_LAW, get_law, is_iid_chains, tree_outcome_count
+from core.data.laws import IID_LAW, DraftLaw, get_law, is_iid_chains, tree_outcome_count
 from core.data.levels import level_conditionals
 from core.data.shapes import Shape
 from core.data.nodes import Node
@@ -74,7 +74,7 @@ class ExactResult:
     #: ``K`` is the draws at the root (b_1) and the summary also carries the shape, the law, the
     #: budget and E[τ] as a fraction.  None for K i.i.d. drafts given as --K/--L.
     shape: Shape | None = None
-    law: str = IID_LAW.name
+    law: DraftLaw = IID_LAW
 
     @property
     def expected_accepted(self) -> float:
@@ -102,7 +102,7 @@ class ExactResult:
         return self.fidelity_tv <= LOSSLESS_TOL
 
     def summary(self) -> dict:
-        trees = {} if self.shape is None else {**self.shape.describe(), "law": self.law}
+        trees = {} if self.shape is None else {**self.shape.describe(), "law": self.law.name}
         exact = {} if self.shape is None else {"expected_accepted_fraction": fraction(self.expected_accepted,
                                                                                   integers=True)}
         return {
@@ -120,21 +120,21 @@ class ExactResult:
 
 
 def resolve_drafts(K: int | None, L: int | None, shape: Shape | None,
-                   law: str = IID_LAW.name) -> tuple[Shape, str]:
-    """The (shape, law name) of an analysis asked for with K and L, or with a shape (the two must
-    agree when both are given)."""
-    name = get_law(law).name
+                   law: str | DraftLaw = IID_LAW) -> tuple[Shape, DraftLaw]:
+    """The (shape, law) of an analysis asked for with K and L, or with a shape (the two must agree
+    when both are given); the law may be given by name (the public functions below take either)."""
+    law = get_law(law)
     if shape is None:
         if K is None or L is None:
             raise InvalidInput("give K and L (K i.i.d. drafts of length L) or a shape")
-        return Shape.chains_of(K, L), name
+        return Shape.chains_of(K, L), law
     if (K is not None and K != shape.K) or (L is not None and L != shape.L):
         raise InvalidInput(f"K={K}, L={L} disagree with the shape {shape.label}; give one or the other")
-    return shape, name
+    return shape, law
 
 
 def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int | None = None, *,
-                      shape: Shape | None = None, law: str = IID_LAW.name) -> float:
+                      shape: Shape | None = None, law: str | DraftLaw = IID_LAW) -> float:
     """Rough wall-clock estimate of ``exact_analysis`` on a 2-core machine (for warnings and
     refusals; the constants were calibrated on this project's benchmark grid), for K i.i.d. drafts
     of length L or for a shape and a law."""
@@ -150,7 +150,7 @@ def estimated_seconds(verifier: Verifier, V: int, K: int | None = None, L: int |
 
 
 def outcome_count(V: int, K: int | None = None, L: int | None = None, verifier: Verifier | None = None,
-                  *, shape: Shape | None = None, law: str = IID_LAW.name) -> int:
+                  *, shape: Shape | None = None, law: str | DraftLaw = IID_LAW) -> int:
     """How many draft outcomes plain enumeration visits for this rule: for K i.i.d. drafts, paths,
     multisets or ordered tuples as the rule tells them apart; for a token tree, every ordered draw
     outcome (``core.data.laws.tree_outcome_count``)."""
@@ -215,7 +215,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
                    L: int | None = None, max_seconds: float = MAX_SECONDS,
                    progress: Callable[[float], None] | None = None,
                    recursion: bool = True, *, shape: Shape | None = None,
-                   law: str = IID_LAW.name) -> ExactResult:
+                   law: str | DraftLaw = IID_LAW) -> ExactResult:
     """Exact law of τ and of the output O = (s, y) for ``method`` with K i.i.d. drafts of length L,
     or with drafts of any ``shape`` and ``law``.
 
@@ -242,8 +242,8 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
         outcome (the two agree; the tests check it).
     shape : Shape, optional
         Chains (``Shape.chains_of(K, L)``) or a static tree (``Shape.tree(b)``).
-    law : str
-        The draft law, ``iid`` (default), ``wor``, ``topk`` or ``greedy`` (``core.data.laws``).
+    law : DraftLaw or str
+        The draft law or its name: ``iid`` (default), ``wor``, ``topk`` or ``greedy`` (``core.data.laws``).
         With a shape or a law other than ``iid`` the result records both (``ExactResult.shape``).
 
     Returns
@@ -286,8 +286,9 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     name = method if isinstance(method, str) else verifier.name
     if draft.V != target.V:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
-    asked = shape is not None or law != IID_LAW.name
+    asked = shape is not None
     shape, law = resolve_drafts(K, L, shape, law)
+    asked = asked or law is not IID_LAW
     if is_iid_chains(shape, law):
         result = _chains_analysis(verifier, name, draft, target, shape.K, shape.L, max_seconds,
                                   progress, recursion)
@@ -298,7 +299,7 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     cost = estimated_seconds(verifier, draft.V, shape=shape, law=law) if use_model_law else \
         2e-4 * outcome_count(draft.V, shape=shape, law=law)
     if cost > max_seconds:
-        raise TooLarge(f"the exact law of {name} for {shape.label} drafted by {law} over V={draft.V} "
+        raise TooLarge(f"the exact law of {name} for {shape.label} drafted by {law.name} over V={draft.V} "
                        f"tokens would take about {cost:,.0f} s (limit {max_seconds:g} s); use a "
                        f"smaller V or tree")
     L = shape.L

@@ -22,7 +22,7 @@ from core.analysis.exact import resolve_drafts
 from core.analysis.toy_drafts import draw_block, draw_tree
 from core.data.coins import generator
 from core.data.drafting import check_supports
-from core.data.laws import IID_LAW, is_iid_chains
+from core.data.laws import IID_LAW, DraftLaw, is_iid_chains
 from core.data.shapes import Shape
 from core.data.nodes import Node
 from core.errors import InvalidInput
@@ -51,7 +51,7 @@ class MonteCarloResult:
     tau_counts: np.ndarray              # counts of τ = 0..L
     output_counts: dict[Node, int]      # counts of O = s·y
     shape: Shape | None = None          # the drafts' shape and law, when asked for (as ExactResult)
-    law: str = IID_LAW.name
+    law: DraftLaw = IID_LAW
 
     @property
     def tau_pmf(self) -> np.ndarray:
@@ -154,7 +154,7 @@ def output_law_test(result: MonteCarloResult, law: dict[Node, float], min_expect
 def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: int | None = None,
                 L: int | None = None, n: int | None = None, seed: int | None = None,
                 confidence: float = 0.95, progress: Callable[[float], None] | None = None, *,
-                shape: Shape | None = None, law: str = IID_LAW.name) -> MonteCarloResult:
+                shape: Shape | None = None, law: str | DraftLaw = IID_LAW) -> MonteCarloResult:
     """Run ``method`` for ``n`` independent iterations from seed ``seed``: each draws K drafts from
     p (or a token tree of ``shape`` drafted by ``law``) and verifies them against q with the rule's
     own coins, all from one generator, so a seed replays a run exactly.
@@ -175,7 +175,7 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
         Level of the intervals (Wilson, per value of τ and for E[τ]).
     progress : callable, optional
         Called with the fraction done.
-    shape, law : Shape, str
+    shape, law : Shape, DraftLaw or str
         Drafts of any shape and law (``exact_analysis``); the default is K i.i.d. chains.
 
     Returns
@@ -206,8 +206,9 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
         raise InvalidInput(f"number of iterations must be ≥ 1, got {n}")
     verifier = get_verifier(method) if isinstance(method, str) else method
     name = method if isinstance(method, str) else verifier.name
-    asked = shape is not None or law != IID_LAW.name
+    asked = shape is not None
     shape, law = resolve_drafts(K, L, shape, law)
+    asked = asked or law is not IID_LAW
     rng = generator(seed)
     K, L = shape.K, shape.L
     if is_iid_chains(shape, law):

@@ -32,7 +32,7 @@ def draw_block(draft: ToyModel, target: ToyModel, K: int, L: int,
     return TokenTree.chains_from_models(sample_drafts(draft, K, L, rng), draft.cond, target.cond)
 
 
-def draw_tree(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw,
+def draw_tree(draft: ToyModel, target: ToyModel, shape: Shape, law: DraftLaw,
               rng: np.random.Generator | int) -> TokenTree:
     """A token tree on toy models: drafted by ``law`` on ``shape`` (``core.data.drafting``), with p
     and q at its nodes."""

@@ -90,7 +90,7 @@ class BenchConfig:
         best tree of ``budget`` nodes, with rrs; at T = 0.7 and 0, at contexts of 64 and 700
         tokens."""
         tree = Shape.tree((2, 2) + (1,) * (L - 2))
-        plans = tuple((m, StaticPlan(tree, law)) for law in LAWS
+        plans = tuple((m, StaticPlan(tree, law)) for law in LAWS.values()
                       for m in ("rrs", "traversal"))
         plans += tuple((m, DynamicPlan(budget, L, 4)) for m in ("rrs", "traversal"))
         return cls(("sd", "bv", "traversal", "otv", "best_of_k_bv"), (1, 4), (L,), (0.7, 0.0), 64, 6,

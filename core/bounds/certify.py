@@ -52,7 +52,7 @@ import numpy as np
 from core.bounds.sizes import (OUTCOME_LIMIT, SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_size,
                                enumerate_multisets, validate_pair)
 from core.data.drafting import check_supports, node_set_law
-from core.data.laws import IID_LAW, get_law, is_iid_chains
+from core.data.laws import IID_LAW, DraftLaw, get_law, is_iid_chains
 from core.data.levels import level_conditionals, node_tuple
 from core.data.shapes import Shape
 from core.data.nodes import Node
@@ -135,7 +135,7 @@ def exact_levels(model: ToyModel, depth: int) -> tuple[list[np.ndarray], list[li
     return floats, exact
 
 
-def exact_node_set_law(draft: ToyModel, shape: Shape, law: str,
+def exact_node_set_law(draft: ToyModel, shape: Shape, law: DraftLaw,
                        p_exact: list[list[list[Fraction]]]) -> dict[tuple[Node, ...], Fraction]:
     """P(node set = t) exactly, keyed by sorted leaf paths, for every t of positive probability.
 
@@ -167,9 +167,9 @@ def exact_node_set_law(draft: ToyModel, shape: Shape, law: str,
     return dict(out)
 
 
-def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *,
+def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw, *,
                     limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT) -> Certificate:
-    """The own-law LP of (shape, law) (``core.bounds.lp.optimal_tree_lp``; K i.i.d. chains for
+    """The own-law LP of (shape, law; the law or its name) (``core.bounds.lp.optimal_tree_lp``; K i.i.d. chains for
     ``iid`` on (K, 1, …, 1)), solved by HiGHS and certified in exact arithmetic (module docstring).
 
     Raises what ``optimal_tree_lp`` raises: ``BoundsTooLarge`` beyond its limits, ``InvalidInput``
@@ -184,23 +184,23 @@ def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     """
     from core.bounds.lp import solve_block_system, tree_lp_system
 
-    name = get_law(law).name
+    law = get_law(law)
     V = validate_pair(draft, target, shape.K, shape.L)
     L = shape.L
-    if is_iid_chains(shape, name):
+    if is_iid_chains(shape, law):
         shape = Shape.chains_of(shape.K, L)
         check_size(V, shape.K, L, limit, "tree", work_limit=work_limit)
     else:
-        check_tree_size(V, shape, name, limit, work_limit=work_limit)
-        check_supports(draft.cond, shape, name)
+        check_tree_size(V, shape, law, limit, work_limit=work_limit)
+        check_supports(draft.cond, shape, law)
     try:
         _, p_exact = exact_levels(draft, L - 1)
         q_float, q_exact = exact_levels(target, L)
     except NotRational as exc:
-        return _uncertified(draft, target, shape, name, str(exc))
-    law_t = exact_node_set_law(draft, shape, name, p_exact)
+        return _uncertified(draft, target, shape, law, str(exc))
+    law_t = exact_node_set_law(draft, shape, law, p_exact)
     if sum(law_t.values()) != 1:
-        return _uncertified(draft, target, shape, name, "the exact node-set law does not sum to 1")
+        return _uncertified(draft, target, shape, law, "the exact node-set law does not sum to 1")
     sets = list(law_t)
     pm = [law_t[t] for t in sets]
     system = tree_lp_system(q_float, sets, np.array([float(x) for x in pm]), V, L)
@@ -220,7 +220,7 @@ def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
 def certify_chains_lp(draft: ToyModel, target: ToyModel, K: int, L: int, **limits) -> Certificate:
     """The i.i.d.-chains LP (``core.bounds.lp.optimal_lp``), certified: ``certify_tree_lp`` on
     ``iid`` chains K×L."""
-    return certify_tree_lp(draft, target, Shape.chains_of(K, L), IID_LAW.name, **limits)
+    return certify_tree_lp(draft, target, Shape.chains_of(K, L), IID_LAW, **limits)
 
 
 def _uncertified(draft, target, shape, law, reason: str) -> Certificate:

@@ -141,8 +141,8 @@ def topk_tree_value(draft: ToyModel, target: ToyModel, shape: Shape) -> float:
     if shape.chains and shape.L > 1:
         raise InvalidInput("only a tree drafted by topk at every node is deterministic; topk chains "
                            "sample below the root, so give a static tree")
-    check_supports(draft.cond, shape, TOPK_LAW.name)
-    draws = draft_tree(draft.cond, shape, TOPK_LAW.name, coins=None)
+    check_supports(draft.cond, shape, TOPK_LAW)
+    draws = draft_tree(draft.cond, shape, TOPK_LAW, coins=None)
     total = 0.0
     stack = [((), 1.0)]
     while stack:

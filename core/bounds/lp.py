@@ -74,7 +74,7 @@ from core.bounds.sizes import (SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_si
                                enumerate_multisets, level_offsets, multiset_probabilities, tree_nodes,
                                validate_pair)
 from core.data.drafting import check_supports, node_set_law
-from core.data.laws import IID_LAW, get_law, is_iid_chains
+from core.data.laws import IID_LAW, DraftLaw, get_law, is_iid_chains
 from core.data.levels import level_conditionals, level_joints, node_tuple
 from core.data.shapes import Shape
 from core.data.nodes import Node
@@ -134,7 +134,7 @@ class OptimalPlan:
     #: drafted node set as its sorted leaf paths, and ``probabilities`` P(node set).  None for K
     #: i.i.d. chains, whose plans are keyed by draft multisets.
     shape: Shape | None = None
-    law: str = IID_LAW.name
+    law: DraftLaw = IID_LAW
     _index: dict = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self):
@@ -335,10 +335,11 @@ def optimal_lp(draft: ToyModel, target: ToyModel, K: int, L: int, *,
                        n_cols, n_rows)
 
 
-def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *,
+def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw, *,
                     limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT,
                     general: bool = False) -> OptimalPlan:
-    """The own-law LP: the best lossless verifier for drafts of ``shape`` drafted by ``law``.
+    """The own-law LP: the best lossless verifier for drafts of ``shape`` drafted by ``law`` (the
+    law or its name).
 
     Variables π(t, s, y) ≥ 0 for every drafted node set t with P(t) > 0, s ∈ t and y ∈ Ω; rows
     Σ_(s,y) π(t, s, y) = P(t) and (V); maximise Σ |s|·π.  Any lossless verifier, whatever its
@@ -366,14 +367,14 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     >>> Fraction(plan.value).limit_denominator(1000)
     Fraction(17, 9)
     """
-    name = get_law(law).name
-    if is_iid_chains(shape, name) and not general:
+    law = get_law(law)
+    if is_iid_chains(shape, law) and not general:
         return optimal_lp(draft, target, shape.K, shape.L, limit=limit, work_limit=work_limit)
     V = validate_pair(draft, target, shape.K, shape.L)
     L = shape.L
-    check_tree_size(V, shape, name, limit, work_limit=work_limit)
-    check_supports(draft.cond, shape, name)
-    node_sets = [(t, pr) for t, pr in node_set_law(draft.cond, shape, name).items() if pr > 0]
+    check_tree_size(V, shape, law, limit, work_limit=work_limit)
+    check_supports(draft.cond, shape, law)
+    node_sets = [(t, pr) for t, pr in node_set_law(draft.cond, shape, law).items() if pr > 0]
     sets = node_set_blocks([t for t, _ in node_sets], V, L)
     pm = np.array([pr for _, pr in node_sets])
     blk = _Blocks(sets, pm, sets, np.arange(len(node_sets)), pm)
@@ -382,7 +383,7 @@ def optimal_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str, *
     sol, status, message, n_cols, n_rows = _multi_draft_lp(draft, q_cond, blk, lay)
     value, plans = _extract_plans(sol, pm, lay, q_cond)
     return OptimalPlan(value, V, shape.K, L, tuple(t for t, _ in node_sets), pm, plans, status,
-                       message, n_cols, n_rows, shape=shape, law=name)
+                       message, n_cols, n_rows, shape=shape, law=law)
 
 
 def node_set_blocks(node_sets: Sequence[tuple[Node, ...]], V: int, L: int) -> np.ndarray:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from core.data.laws import node_set_count, tree_outcome_count
+from core.data.laws import DraftLaw, node_set_count, tree_outcome_count
 from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
 
@@ -115,7 +115,7 @@ def check_size(V: int, K: int, L: int, limit: int = SIZE_LIMIT, kind: str = "opt
     return sz
 
 
-def tree_lp_size(V: int, shape: Shape, law: str) -> LPSize:
+def tree_lp_size(V: int, shape: Shape, law: DraftLaw) -> LPSize:
     """The ``LPSize`` of the own-law LP (``core.bounds.lp.optimal_tree_lp``), priced before its
     blocks are enumerated: M = ``node_set_count`` (an upper bound on the drafted node sets), per =
     nodes of one tree, min(1 + n, 1 + Σ_(d≤L) V^d) with n the budget; columns and rows as the
@@ -126,7 +126,7 @@ def tree_lp_size(V: int, shape: Shape, law: str) -> LPSize:
     return LPSize(M * per, M, per, columns, rows, columns * rows)
 
 
-def check_tree_size(V: int, shape: Shape, law: str, limit: int = SIZE_LIMIT, *,
+def check_tree_size(V: int, shape: Shape, law: DraftLaw, limit: int = SIZE_LIMIT, *,
                     work_limit: int = WORK_LIMIT, outcome_limit: int = OUTCOME_LIMIT) -> LPSize:
     """Return the own-law LP's ``LPSize``, or raise ``BoundsTooLarge`` (one sentence) if it exceeds
     the limits of ``check_size``, or if enumerating the drafted trees to find the node sets' law
@@ -134,12 +134,12 @@ def check_tree_size(V: int, shape: Shape, law: str, limit: int = SIZE_LIMIT, *,
     outcomes = tree_outcome_count(V, shape, law)
     if outcomes > outcome_limit:
         raise BoundsTooLarge(
-            f"the own-law LP for {shape.label} drafted by {law} over V={V} tokens must enumerate "
+            f"the own-law LP for {shape.label} drafted by {law.name} over V={V} tokens must enumerate "
             f"{outcomes:,} drafted trees (limit {outcome_limit:,}); use a smaller V or tree.")
     sz = tree_lp_size(V, shape, law)
     if sz.size > limit or sz.work > work_limit:
         raise BoundsTooLarge(
-            f"the own-law LP for {shape.label} drafted by {law} over V={V} tokens is too large to "
+            f"the own-law LP for {shape.label} drafted by {law.name} over V={V} tokens is too large to "
             f"solve quickly: size {sz.size:,} ({sz.multisets:,} node sets × {sz.per:,} tree nodes, "
             f"limit {limit:,}) and about {sz.columns:,} columns × {sz.rows:,} rows (limit "
             f"{work_limit:,} for the product); use a smaller V or tree.")

@@ -51,7 +51,8 @@ class Source:
 class Instance:
     """A reproducible instance: p and q (JSON at T = 1, or a preset's name), K, L, T, the rules to
     show, and where it opens: the toy laboratory (``page="lab"``, its ``section``) or the Draft
-    trees page (``page="trees"``) with a static tree ``b`` drafted by ``law``."""
+    trees page (``page="trees"``) with a static tree ``b`` drafted by the law named ``law`` (an
+    instance is written as a link and as JSON)."""
     K: int
     L: int
     draft: Mapping | None = None

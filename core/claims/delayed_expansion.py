@@ -69,7 +69,7 @@ def deeper_gain_trial(draft, target, K: int, L: int, rule: str = "specinfer") ->
 def delayed_lossless_trial(draft, target, K: int, L: int) -> Trial:
     """The largest TV from q of rrs and traversal on every delayed tree of depth L."""
     tvs = {f"{m} b={','.join(map(str, delayed_tree(K, L, at)))}":
-           exact_analysis(m, draft, target, shape=Shape.tree(delayed_tree(K, L, at)), law=IID_LAW.name).fidelity_tv
+           exact_analysis(m, draft, target, shape=Shape.tree(delayed_tree(K, L, at)), law=IID_LAW).fidelity_tv
            for m in ("rrs", "traversal") for at in range(1, L)}
     worst = max(tvs, key=tvs.get)
     return Trial(tvs[worst] <= LOSSLESS_TOL, LOSSLESS_TOL - tvs[worst], {"worst": worst, "fidelity_tv": tvs[worst]})
@@ -88,7 +88,7 @@ def delayed_beats_root_trial(draft, target, K: int, L: int, rule: str = "rrs") -
     """E[τ] of ``rule`` on the delayed tree of the same budget (``same_budget_tree``) against K i.i.d.
     chains branching at the root; the delayed tree with the same K leaves, (1, K, 1, …), beside."""
     def value(shape: Shape) -> float:
-        return exact_analysis(rule, draft, target, shape=shape, law=IID_LAW.name).expected_accepted
+        return exact_analysis(rule, draft, target, shape=shape, law=IID_LAW).expected_accepted
 
     b = same_budget_tree(K, L)
     delayed, root = value(Shape.tree(b)), value(Shape.chains_of(K, L))

@@ -94,6 +94,6 @@ CLAIMS = (
           "The current release's TV from q on the tree b = (2, 2) drafted by top-k at T = 1/2, on each seeded "
           "instance (V ∈ {3, 4}); the worst (largest) TV.",
           family=Family(("iid", "markov", "table"), Vs=(3, 4), Ks=(2,), Ls=(2,), n=3, T=T),
-          trial=lossless_trial(RULE, shape=Shape.tree(TOPK_TREE), law=TOPK_LAW.name), methods=(RULE,),
+          trial=lossless_trial(RULE, shape=Shape.tree(TOPK_TREE), law=TOPK_LAW), methods=(RULE,),
           opens=_topk_tree),
 )

@@ -30,8 +30,8 @@ def closed_form_trial(draft, target, K: int, L: int) -> Trial:
 def wor_trial(draft, target, K: int, L: int) -> Trial:
     """The optimal acceptance of K drafts of one token drawn without replacement against i.i.d."""
     shape = Shape.chains_of(K, 1)
-    wor = float(bounds.optimal_tree_lp(draft, target, shape, WOR_LAW.name).value)
-    iid = float(bounds.optimal_tree_lp(draft, target, shape, IID_LAW.name).value)
+    wor = float(bounds.optimal_tree_lp(draft, target, shape, WOR_LAW).value)
+    iid = float(bounds.optimal_tree_lp(draft, target, shape, IID_LAW).value)
     return Trial(wor >= iid - LOSSLESS_TOL, wor - iid, {"wor_optimum": wor, "iid_optimum": iid, "gain": wor - iid})
 
 

@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 
+from core.data.laws import LAWS, DraftLaw
 from core.errors import USER_ERRORS, ExplorerError
 
 MAX_K = 16
@@ -43,6 +44,18 @@ def report_errors(run, oom_hint: str) -> int:
 class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse prints usage + message; keep it to one line
         raise CLIError(message)
+
+
+def law_arg(text: str) -> DraftLaw:
+    """An argparse type: the draft law named (``--law``), refused in argparse's words for a choice."""
+    if text not in LAWS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(map(repr, LAWS))})")
+    return LAWS[text]
+
+
+#: ``--law``'s metavar: the names, as argparse shows a list of choices.
+LAW_METAVAR = "{" + ",".join(LAWS) + "}"
 
 
 def int_range(name: str, lo: int, hi: int | None = None):

@@ -13,8 +13,7 @@ import sys
 from typing import Sequence
 
 
-from core.cli.args import CLIError, Parser, int_range, report_errors, temperature_arg
-from core.data.laws import LAWS
+from core.cli.args import LAW_METAVAR, CLIError, Parser, int_range, law_arg, report_errors, temperature_arg
 
 
 def _top_p(text: str) -> float:
@@ -64,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="number of drafts (default 1); with --budget, the nodes expanded per depth (default 4)")
     dec.add_argument("--L", type=int_range("L", 1, 32), default=None,
                      help="draft length (default 4); with --budget, the tree's depth")
-    dec.add_argument("--law", choices=tuple(LAWS), default=None,
+    dec.add_argument("--law", type=law_arg, metavar=LAW_METAVAR, default=None,
                      help="draft law (default iid): i.i.d. draws, without replacement (Gumbel-top-k), "
                           "the k most probable tokens, or the k - 1 most probable and one sampled")
     shape = dec.add_mutually_exclusive_group()
@@ -180,7 +179,7 @@ def cmd_decode(args) -> int:
               f"{m.block_efficiency:.3f}, {m.tokens_per_second:.1f} tokens/s "
               f"(draft {m.time_draft_s:.2f}s, target {m.time_target_s:.2f}s, verify {m.time_verify_s:.3f}s; "
               f"{m.attention}, {torch.get_num_threads()} torch thread(s); {m.draft}"
-              f"{'' if m.law == args.plan.law else f' drafted by {m.law} at T = 0'})")
+              f"{'' if m.law == args.plan.law.name else f' drafted by {m.law} at T = 0'})")
         if args.num_samples:
             for j, g in enumerate(out["samples"]):
                 print(f"sample {j}: {g}")

@@ -21,8 +21,9 @@ import math
 import sys
 from typing import Sequence
 
-from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
-from core.data.laws import IID_LAW, LAWS
+from core.cli.args import (LAW_METAVAR, MAX_K, MAX_L, CLIError, Parser, int_range, law_arg, report_errors,
+                           temperature_arg)
+from core.data.laws import IID_LAW
 
 BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
 #: Why ``--method all`` skips a rule on a token tree or another law.
@@ -40,7 +41,7 @@ def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
         p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
         p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
                        "a node of depth d gets b_(d+1) draws per copy")
-        p.add_argument("--law", choices=tuple(LAWS), help="the draft law (default iid): at the root of "
+        p.add_argument("--law", type=law_arg, metavar=LAW_METAVAR, help="the draft law (default iid): at the root of "
                        "chains, at every node of a tree")
     p.add_argument("--temperature", type=temperature_arg, default=1.0,
                    help="temperature applied to both models (0 = greedy)")
@@ -148,8 +149,8 @@ def _methods(name: str, chains: bool = False) -> list[str]:
 
 
 def _drafts(args):
-    """(shape, law) asked for with --tree/--law, or (None, "iid") for K i.i.d. drafts given as --K/--L; exactly
-    one of --tree and --K/--L."""
+    """(shape, law) asked for with --tree/--law, or (None, ``iid``) for K i.i.d. drafts given as --K/--L;
+    exactly one of --tree and --K/--L."""
     from core.data.shapes import Shape
 
     if args.tree is not None:
@@ -159,19 +160,19 @@ def _drafts(args):
         if shape.L > MAX_L or max(shape.branching) > MAX_K:
             raise CLIError(f"--tree must have at most {MAX_L} levels of at most {MAX_K} draws each, "
                            f"got {args.tree}")
-        return shape, args.law or IID_LAW.name
+        return shape, args.law or IID_LAW
     if args.K is None or args.L is None:
         raise CLIError("give --K and --L (K drafts of length L), or --tree b1,b2,...")
     if args.law is not None:
         return Shape.chains_of(args.K, args.L), args.law
-    return None, IID_LAW.name
+    return None, IID_LAW
 
 
 def _header(args, shape, law, V) -> str:
     """The first line of a text table: K and L for --K/--L, the shape, law and budget otherwise."""
     if shape is None:
         return f"K={args.K}  L={args.L}  V={V}  T={args.temperature:g}"
-    return (f"{shape.label}  law={law}  budget n={shape.budget}  L={shape.L}  V={V}  "
+    return (f"{shape.label}  law={law.name}  budget n={shape.budget}  L={shape.L}  V={V}  "
             f"T={args.temperature:g}")
 
 
@@ -314,7 +315,7 @@ def cmd_bound(args) -> int:
         cert = certify_tree_lp(draft, target, shape, law)
         value = float(cert.exact) if cert.certified else cert.value
         result = {"kind": "lp", "value": value, "K": shape.K, "L": shape.L, **shape.describe(),
-                  "law": law, "value_fraction": cert.fraction, "certified": cert.certified}
+                  "law": law.name, "value_fraction": cert.fraction, "certified": cert.certified}
         fraction_ = cert.fraction if cert.certified else "not certified"
         _emit(result, json.dumps(result) if args.json else _header(args, shape, law, target.V) + "\n" +
               _table([{**result, "fraction": fraction_}], ["kind", "value", "fraction"]))
@@ -354,7 +355,7 @@ def cmd_montecarlo(args) -> int:
         verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law,
                                  **_params(args, name))
         result = monte_carlo(verifier, draft, target, n=args.n, seed=args.seed, shape=shape, law=law)
-        trees = {**shape.describe(), "law": law}
+        trees = {**shape.describe(), "law": law.name}
     lo, hi = result.tau_interval()
     summary = {"method": name if shape is None else display_name(name, shape), "K": result.K, "L": result.L, **trees, "n": args.n, "seed": args.seed,
                "expected_accepted": result.tau_mean,

@@ -75,7 +75,7 @@ def render(table, temperature: float) -> str:
              f"(E[τ] per verifier, block efficiency = E[τ] + 1; TV: the largest of the three, measured)"]
     rows = []
     for row in table.rows:
-        cells = {"shape": row.shape.label, "law": row.law}
+        cells = {"shape": row.shape.label, "law": row.law.name}
         if row.refused is not None:
             cells.update({v: "" for v in VERIFIERS}, rrs="refused " + _note(row.refused, notes), TV="")
         else:
@@ -103,7 +103,7 @@ def render(table, temperature: float) -> str:
     span = max(map(len, values.values()), default=0)
     for v, (_, _, at) in winners.items():
         lines.append(f"  {v.ljust(width)}  {values[v].ljust(span)}  "
-                     + ", ".join(f"{s.label} {law}" for s, law in at))
+                     + ", ".join(f"{s.label} {law.name}" for s, law in at))
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from core.data.coins import Coins, enumerate_outcomes
-from core.data.laws import LAWS, DraftLaw, first_appearance_table, get_law, law_at
+from core.data.laws import DraftLaw, first_appearance_table, law_at
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.nodes import Node
@@ -35,14 +35,13 @@ def _cached(cond: Cond, cache: dict | None) -> Cond:
     return get
 
 
-def draft_tree(draft_cond: Cond, shape: Shape, law: str | DraftLaw, coins: Coins,
+def draft_tree(draft_cond: Cond, shape: Shape, law: DraftLaw, coins: Coins,
                cache: dict | None = None) -> dict[Node, tuple[int, ...]]:
     """The draws at every internal node of one drafted tree, {u: draws in visit order}.
 
     Depth first, children in order of first appearance, so a seed replays the same tree.  Refuses
     (``InvalidInput``, one sentence) a node where the law does not exist (``DraftLaw.check``).
     ``cache`` (a dict) memoises p(·|u) across calls, e.g. over every outcome of an enumeration."""
-    name = get_law(law).name
     cond = _cached(draft_cond, cache)
     draws: dict[Node, tuple[int, ...]] = {}
 
@@ -50,7 +49,7 @@ def draft_tree(draft_cond: Cond, shape: Shape, law: str | DraftLaw, coins: Coins
         d = len(u)
         if d == shape.L:
             return
-        lw = law_at(shape, d, name)
+        lw = law_at(shape, d, law)
         P = cond(u)
         k = shape.draws(d, m)
         lw.check(P, k, u)
@@ -69,7 +68,7 @@ def leaf_paths(draws: dict[Node, tuple[int, ...]], L: int) -> tuple[Node, ...]:
     return tuple(sorted({u + (c,) for u, xs in draws.items() if len(u) == L - 1 for c in xs}))
 
 
-def enumerate_trees(draft, target, shape: Shape, law: str | DraftLaw,
+def enumerate_trees(draft, target, shape: Shape, law: DraftLaw,
                     max_outcomes: int | None = None) -> list[tuple[float, TokenTree]]:
     """Every drafted tree of (shape, law) on toy models with its probability (ordered draws: see
     ``tree_outcome_count``), as ``TokenTree``s with p and q filled in."""
@@ -80,7 +79,7 @@ def enumerate_trees(draft, target, shape: Shape, law: str | DraftLaw,
             for prob, draws in runs]
 
 
-def node_set_law(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
+def node_set_law(draft_cond: Cond, shape: Shape, law: DraftLaw,
                  max_outcomes: int | None = None, exact=None) -> dict[tuple[Node, ...], float]:
     """P(node set = t) for every drafted node set t, keyed by its sorted leaf paths: the draft side
     of the own-law LP (only this law matters there; docs/maths.md).  With ``exact`` (float ->
@@ -95,14 +94,13 @@ def node_set_law(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
     return out
 
 
-def check_supports(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
+def check_supports(draft_cond: Cond, shape: Shape, law: DraftLaw,
                    max_nodes: int | None = None) -> bool:
     """Refuse (``InvalidInput``) up front if the law cannot draw at some node the draft reaches
     with positive probability.  Only nodes drafted by a distinct-token law are checked (``iid``
     accepts any k), each with multiplicity 1.  Returns False, having checked nothing for certain,
     when more than ``max_nodes`` nodes would have to be visited."""
-    name = get_law(law).name
-    if LAWS[name].distinct is False:
+    if law_at(shape, 0, law).distinct is False:
         return True
     depths = 1 if shape.chains else shape.L
     cond = _cached(draft_cond, {})
@@ -113,7 +111,7 @@ def check_supports(draft_cond: Cond, shape: Shape, law: str | DraftLaw,
         seen += 1
         if max_nodes is not None and seen > max_nodes:
             return False
-        lw = law_at(shape, len(u), name)
+        lw = law_at(shape, len(u), law)
         P = cond(u)
         k = shape.draws(len(u))
         lw.check(P, k, u)

@@ -276,7 +276,11 @@ def visit_order(state: NodeState, draws: Sequence[int]) -> list[tuple[int, np.nd
 # ---------------------------------------------------------------------------------------------
 
 class DraftLaw:
-    """A draft law (module docstring).  Subclasses set the metadata and the four methods below."""
+    """A draft law (module docstring).  Subclasses set the metadata and the four methods below.
+
+    One instance per law (``LAWS``), passed as itself from the argument parsers to the rules; its
+    ``name`` is for what is written (JSON, traces, labels, links), and ``get_law`` reads a name back
+    where one comes in.  Identity is equality: a law and a plan holding it hash and compare as such."""
 
     name: ClassVar[str]
     label: ClassVar[str]
@@ -346,6 +350,11 @@ class DraftLaw:
 
     def __repr__(self) -> str:
         return f"<draft law {self.name}>"
+
+    def __reduce__(self):
+        # Unpickled (Dask workers, copies) as the registry's own instance, so that identity and the
+        # default equality and hash of laws and of the plans holding them survive the trip.
+        return get_law, (self.name,)
 
 
 class IID(DraftLaw):
@@ -479,14 +488,16 @@ class Greedy(DraftLaw):
         return (False,) + (True,) * (k - 1)     # X first, then Top
 
 
-#: Every draft law, by name, in display order: the one list of the laws' names, which the command
-#: line, the benchmarks, the sweeps, the pages and the figures read.
+#: Every draft law, by name, in display order: the one list of the laws and their names, which the
+#: command line, the benchmarks, the sweeps, the pages and the figures read.
 IID_LAW, WOR_LAW, TOPK_LAW, GREEDY_LAW = IID(), WOR(), TopK(), Greedy()
 LAWS: dict[str, DraftLaw] = {law.name: law for law in (IID_LAW, WOR_LAW, TOPK_LAW, GREEDY_LAW)}
 
 
 def get_law(law: str | DraftLaw) -> DraftLaw:
-    """A law by name (``iid``, ``wor``, ``topk``, ``greedy``), or the law itself."""
+    """A law by name (``iid``, ``wor``, ``topk``, ``greedy``), or the law itself: the one look-up of
+    a name, where one comes in (a parser, a public function that accepts a name, a written
+    configuration read back)."""
     if isinstance(law, DraftLaw):
         return law
     try:
@@ -497,7 +508,8 @@ def get_law(law: str | DraftLaw) -> DraftLaw:
 
 def law_at(shape: Shape, depth: int, law: str | DraftLaw) -> DraftLaw:
     """The law that draws at depth ``depth`` of ``shape``: ``law`` everywhere for a tree, at the root
-    only for chains (``iid`` below)."""
+    only for chains (``iid`` below).  This module's functions below also take a law by name (the
+    tests and the pages give names), through this one look-up."""
     return get_law(law) if depth == 0 or not shape.chains else IID_LAW
 
 
@@ -514,21 +526,19 @@ def is_iid_chains(shape: Shape, law: str | DraftLaw) -> bool:
 
 def depth_policies(shape: Shape, law: str | DraftLaw, per_draw: bool = False) -> list[Policy]:
     """The policy at each depth 0..L−1 of (shape, law): the law's, or ``iid``'s below a chain's root."""
-    name = get_law(law).name
-    return [law_at(shape, d, name).policy(per_draw) for d in range(shape.L)]
+    return [law_at(shape, d, law).policy(per_draw) for d in range(shape.L)]
 
 
 def tree_state_count(V: int, shape: Shape, law: str | DraftLaw, per_draw: bool = False) -> int:
     """How many node and round states the exact recursions (``rrs``, ``traversal``) visit on (shape,
     law) over V tokens of positive probability: the cost model of their time estimates."""
-    name = get_law(law).name
     L = shape.L
 
     @lru_cache(maxsize=None)
     def visits(d: int, m: int) -> int:
         if d == L:
             return 1
-        return law_at(shape, d, name).round_states(
+        return law_at(shape, d, law).round_states(
             V, shape.draws(d, m), per_draw, lambda j: visits(d + 1, j))
 
     return visits(0, 1)
@@ -539,11 +549,10 @@ def tree_outcome_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
     enumeration of every drafted tree visits.  ``iid`` draws n = budget tokens in all (merged nodes
     get the union of their copies' draws), so V^n; the distinct laws multiply their per-node counts
     over the Π_(d'≤d) b_d' nodes of each depth."""
-    name = get_law(law).name
     total = 1
     nodes = 1
     for d in range(shape.L):
-        lw = law_at(shape, d, name)
+        lw = law_at(shape, d, law)
         k = shape.branching[d]
         if lw.distinct:
             total *= lw.outcomes(V, k) ** nodes
@@ -558,14 +567,13 @@ def node_set_count(V: int, shape: Shape, law: str | DraftLaw) -> int:
     enumerating them.  ``iid``: U(d, k) = [x^k] (1 + Σ_(m≥1) U(d+1, m·b_(d+2))·x^m)^V counts the
     multisets of draws (equal to the i.i.d.-chains count C(V^L + K − 1, K) for chains); distinct
     laws: (children sets) × U(child)^k."""
-    name = get_law(law).name
     L = shape.L
 
     @lru_cache(maxsize=None)
     def count(d: int, m: int) -> int:
         if d == L:
             return 1
-        lw = law_at(shape, d, name)
+        lw = law_at(shape, d, law)
         k = shape.draws(d, m)
         if lw.distinct:
             return lw.child_sets(V, k) * count(d + 1, 1) ** k

@@ -234,7 +234,7 @@ class TokenTree:
                     q_cond: Callable[[Node], np.ndarray], shape: Shape,
                     law: str | DraftLaw) -> "TokenTree":
         """Fill p and q from two callables prefix -> distribution (toy models' ``cond``)."""
-        tree = cls(shape, get_law(law), dict(draws), {}, {})
+        tree = cls(shape, law, dict(draws), {}, {})
         for u in tree.nodes():
             tree.q[u] = np.asarray(q_cond(u), dtype=np.float64)
             if len(u) < shape.L:

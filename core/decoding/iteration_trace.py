@@ -42,7 +42,7 @@ class IterationTrace:
     index: int
     position: int                       # context length at the start of the iteration
     draft: str                          # the draft plan (core.decoding.plans), e.g. "chains 4×4, iid"
-    law: str                            # the law that drew the tree (at T = 0, topk for wor and greedy)
+    law: str                            # the name of the law that drew the tree (at T = 0, topk for wor and greedy)
     drafts: list[list[int]]             # the root-to-leaf paths (the K drafts, for chains)
     nodes: list[TreeNodeTrace]
     tests: list[dict]                   # the verifier's acceptance tests, in order

@@ -83,7 +83,7 @@ class DecodeMetrics:
     attention: str
     peak_cache_bytes: int
     draft: str                          # the draft plan's label (core.decoding.plans)
-    law: str                            # the law that drew the trees
+    law: str                            # the name of the law that drew the trees
     mean_tree_nodes: float              # drafted nodes per iteration (the target scores them and the root)
 
     def to_dict(self) -> dict:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence, Union
 
-from core.data.laws import IID_LAW, LAWS, TOPK_LAW, get_law, is_iid_chains
+from core.data.laws import IID_LAW, TOPK_LAW, DraftLaw, get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.errors import DecodingError
 from core.errors import InvalidInput
@@ -52,25 +52,31 @@ def _checked_shape(make, *args) -> Shape:
         raise DecodingError(str(exc)) from None
 
 
+def _checked_law(law: str | DraftLaw) -> DraftLaw:
+    """The law, given itself or by name (a plan's options come from the command line and the app)."""
+    try:
+        return get_law(law)
+    except InvalidInput as exc:
+        raise DecodingError(str(exc)) from None
+
+
 @dataclass(frozen=True)
 class StaticPlan:
-    """Chains K×L or a static tree b, drafted by ``law`` (module docstring)."""
+    """Chains K×L or a static tree b, drafted by ``law`` (module docstring; given by name, it is
+    looked up once, here)."""
 
     shape: Shape
-    law: str = IID_LAW.name
+    law: DraftLaw = IID_LAW
 
     def __post_init__(self):
-        try:
-            object.__setattr__(self, "law", get_law(self.law).name)
-        except InvalidInput as exc:
-            raise DecodingError(str(exc)) from None
+        object.__setattr__(self, "law", _checked_law(self.law))
 
     @classmethod
-    def chains(cls, K: int, L: int, law: str = IID_LAW.name) -> "StaticPlan":
+    def chains(cls, K: int, L: int, law: str | DraftLaw = IID_LAW) -> "StaticPlan":
         return cls(_checked_shape(Shape.chains_of, K, L), law)
 
     @classmethod
-    def tree(cls, branching: Sequence[int], law: str = IID_LAW.name) -> "StaticPlan":
+    def tree(cls, branching: Sequence[int], law: str | DraftLaw = IID_LAW) -> "StaticPlan":
         return cls(_checked_shape(Shape.tree, tuple(branching)), law)
 
     kind = "static"
@@ -92,18 +98,18 @@ class StaticPlan:
         """K i.i.d. drafts of length L (every rule verifies them): ``core.data.laws.is_iid_chains``."""
         return is_iid_chains(self.shape, self.law)
 
-    def law_at_temperature(self, temperature: float) -> str:
+    def law_at_temperature(self, temperature: float) -> DraftLaw:
         """The law drafted and verified at this temperature (module docstring: T = 0)."""
-        if temperature == 0 and not self.iid_chains and get_law(self.law).distinct:
-            return TOPK_LAW.name
+        if temperature == 0 and not self.iid_chains and self.law.distinct:
+            return TOPK_LAW
         return self.law
 
     @property
     def label(self) -> str:
-        return f"{self.shape.label}, {self.law}"
+        return f"{self.shape.label}, {self.law.name}"
 
     def describe(self) -> dict:
-        return {"kind": self.kind, **self.shape.describe(), "law": self.law, "label": self.label}
+        return {"kind": self.kind, **self.shape.describe(), "law": self.law.name, "label": self.label}
 
 
 @dataclass(frozen=True)
@@ -115,7 +121,7 @@ class RankTreePlan:
     paths: tuple[RankPath, ...]
 
     kind = "rank tree"
-    law = TOPK_LAW.name
+    law = TOPK_LAW
     iid_chains = False
 
     def __post_init__(self):
@@ -148,15 +154,15 @@ class RankTreePlan:
     def budget(self) -> int:
         return len(self.paths)
 
-    def law_at_temperature(self, temperature: float) -> str:
-        return TOPK_LAW.name
+    def law_at_temperature(self, temperature: float) -> DraftLaw:
+        return TOPK_LAW
 
     @property
     def label(self) -> str:
-        return f"rank tree of {self.budget} nodes, depth {self.L}, topk"
+        return f"rank tree of {self.budget} nodes, depth {self.L}, {self.law.name}"
 
     def describe(self) -> dict:
-        return {"kind": self.kind, "budget": self.budget, "depth": self.L, "law": self.law,
+        return {"kind": self.kind, "budget": self.budget, "depth": self.L, "law": self.law.name,
                 "paths": [list(p) for p in self.paths], "label": self.label}
 
 
@@ -170,7 +176,7 @@ class DynamicPlan:
     width: int = 4
 
     kind = "dynamic"
-    law = TOPK_LAW.name
+    law = TOPK_LAW
     iid_chains = False
 
     def __post_init__(self):
@@ -195,8 +201,8 @@ class DynamicPlan:
     def K(self) -> int:
         return self.width
 
-    def law_at_temperature(self, temperature: float) -> str:
-        return TOPK_LAW.name
+    def law_at_temperature(self, temperature: float) -> DraftLaw:
+        return TOPK_LAW
 
     @property
     def label(self) -> str:
@@ -204,7 +210,7 @@ class DynamicPlan:
 
     def describe(self) -> dict:
         return {"kind": self.kind, "budget": self.budget, "depth": self.depth, "width": self.width,
-                "law": self.law, "label": self.label}
+                "law": self.law.name, "label": self.label}
 
 
 DraftPlan = Union[StaticPlan, RankTreePlan, DynamicPlan]
@@ -238,22 +244,21 @@ def parse_rank_paths(text: str) -> RankTreePlan:
     return RankTreePlan(paths)
 
 
-def draft_plan(*, K: int | None = None, L: int | None = None, law: str | None = None,
+def draft_plan(*, K: int | None = None, L: int | None = None, law: str | DraftLaw | None = None,
                tree: str | Sequence[int] | None = None, paths: str | Sequence[RankPath] | None = None,
                budget: int | None = None) -> DraftPlan:
     """The plan named by the command line's (or the app's) options, checked: chains ``K``×``L``
-    (default 1×4) drafted by ``law`` (default iid); ``tree`` (b or "2,2,1") with ``law``; ``paths``
+    (default 1×4) drafted by ``law`` (default iid; the law or its name); ``tree`` (b or "2,2,1") with ``law``; ``paths``
     (rank paths, inline or a .json file); or ``budget`` (a dynamic tree of depth L, default 4, and
     width K, default 4).  At most one of ``tree``, ``paths`` and ``budget``."""
     chosen = [name for name, v in (("--tree", tree), ("--tree-paths", paths), ("--budget", budget)) if v is not None]
     if len(chosen) > 1:
         raise DecodingError(f"give one of {', '.join(chosen)}, not several")
-    if law is not None and law not in LAWS:
-        raise DecodingError(f"unknown draft law {law!r}; choose one of {', '.join(LAWS)}")
+    law = None if law is None else _checked_law(law)
     if paths is not None or budget is not None:
-        if law not in (None, TOPK_LAW.name):
-            raise DecodingError(f"{chosen[0]} drafts by topk (each node's most probable tokens), "
-                                f"not by {law}")
+        if law not in (None, TOPK_LAW):
+            raise DecodingError(f"{chosen[0]} drafts by {TOPK_LAW.name} (each node's most probable tokens), "
+                                f"not by {law.name}")
         if paths is not None:
             if K is not None or L is not None:
                 raise DecodingError("--tree-paths fixes the tree: give no --K or --L with it")
@@ -264,9 +269,9 @@ def draft_plan(*, K: int | None = None, L: int | None = None, law: str | None = 
             raise DecodingError("--tree b1,b2,... fixes K = b1 and L: give no --K or --L with it")
         if isinstance(tree, str):
             shape = _checked_shape(Shape.parse, tree)
-            return StaticPlan(shape, law or IID_LAW.name)
-        return StaticPlan.tree(tree, law or IID_LAW.name)
-    return StaticPlan.chains(1 if K is None else K, 4 if L is None else L, law or IID_LAW.name)
+            return StaticPlan(shape, law or IID_LAW)
+        return StaticPlan.tree(tree, law or IID_LAW)
+    return StaticPlan.chains(1 if K is None else K, 4 if L is None else L, law or IID_LAW)
 
 
 def tree_rules(methods: Sequence[str]) -> list[str]:
@@ -290,7 +295,7 @@ def max_draws_per_node(plan: DraftPlan) -> int:
     """The most draws a node can receive from a distinct-token law (0 when none draws distinct
     tokens): what a sampler's top-k must leave room for."""
     if isinstance(plan, StaticPlan):
-        if not get_law(plan.law).distinct or plan.iid_chains:
+        if not plan.law.distinct or plan.iid_chains:
             return 0
         return plan.K if plan.shape.chains else max(plan.shape.branching)
     if isinstance(plan, RankTreePlan):

@@ -43,7 +43,7 @@ from core.data.token_tree import TokenTree
 from core.data.nodes import Node
 from core.decoding import transfer
 from core.decoding.cached_lm import CachedLM
-from core.data.laws import DraftLaw, get_law, law_at
+from core.data.laws import DraftLaw, law_at
 from core.decoding.draft_laws import draw_on_device, ranked_top
 from core.decoding.plans import DraftPlan, DynamicPlan, RankTreePlan, StaticPlan
 from core.decoding.sampling import SamplingConfig, node_probs
@@ -59,7 +59,7 @@ class Proposal:
     node the draft never fed).  ``drafts`` are the K chains (K, L) for chains."""
 
     plan: DraftPlan
-    law: str
+    law: DraftLaw
     tree: DraftTree
     host: HostTree
     draws: dict[Node, tuple[int, ...]]
@@ -156,7 +156,6 @@ class DraftProposer:
     def __init__(self, lm: CachedLM, vocab_size: int, sampling: SamplingConfig, plan: DraftPlan):
         self.lm, self.V, self.sampling, self.plan = lm, vocab_size, sampling, plan
         self.law = plan.law_at_temperature(sampling.temperature)
-        self._draft_law = get_law(self.law)
         # the distribution a non-iid law draws from: p itself, or at T = 0 the draft's T = 1 softmax
         self.ranking = sampling if sampling.temperature > 0 else \
             SamplingConfig(1.0, sampling.top_k, sampling.top_p)
@@ -214,7 +213,7 @@ class DraftProposer:
 
     def _rank_tree(self, context: Sequence[int]) -> Proposal:
         layout = self._layout
-        root = self._probs(self.lm.root(context), self._draft_law)
+        root = self._probs(self.lm.root(context), self.law)
         device = root.device
         levels = layout.on(device)
         fed = DraftTree(layout.inner, self.V, device)
@@ -227,7 +226,7 @@ class DraftProposer:
             tree.add_level(lv["parents"], tokens)
             if d < layout.L and lv["inner"].numel():
                 lo, hi = fed.add_level(lv["inner_parents"], tokens[lv["inner"]])
-                p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self._draft_law)
+                p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self.law)
         p_host, parents, tokens = transfer.to_host(p, tree.parents[:tree.size], tree.tokens[:tree.size])
         host = HostTree.build(tree, parents, tokens)
         return self._tree_proposal(tree, host, p_host, layout.fed)
@@ -243,7 +242,7 @@ class DraftProposer:
     def _dynamic(self, context: Sequence[int]) -> Proposal:
         plan, V = self.plan, self.V
         k, L, n = plan.width, plan.depth, plan.budget
-        root = self._probs(self.lm.root(context), self._draft_law)
+        root = self._probs(self.lm.root(context), self.law)
         device = root.device
         long = dict(dtype=torch.long, device=device)
         C = plan.candidates
@@ -261,7 +260,7 @@ class DraftProposer:
         for d in range(2, L + 1):
             lo, hi = fed.add_level(draft_node[parent[expanded] + 1], token[expanded])
             draft_node[expanded + 1] = torch.arange(lo, hi, **long)
-            p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self._draft_law)
+            p[lo:hi] = self._probs(self.lm.level(context, fed, lo, hi), self.law)
             children = ranked_top(p[lo:hi], k)                      # (k, k), rank order
             base = k + (d - 2) * k * k
             token[base:base + k * k] = children.reshape(-1)

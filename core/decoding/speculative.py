@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from core.data.laws import IID_LAW
+from core.data.laws import IID_LAW, DraftLaw
 from core.decoding.cached_lm import cached_lm
 from core.decoding.commit import extend, finish, keep_accepted
 from core.errors import DecodingError
@@ -60,7 +60,7 @@ class SpeculativeDecoder:
     """
 
     def __init__(self, pair: ModelPair, method: str, K: int | None = None, L: int | None = None,
-                 sampling: SamplingConfig | None = None, *, law: str | None = None,
+                 sampling: SamplingConfig | None = None, *, law: str | DraftLaw | None = None,
                  plan: DraftPlan | None = None, use_cache: bool = True, trace: bool = True,
                  keep_blocks: bool = False):
         check_method(method)
@@ -68,7 +68,7 @@ class SpeculativeDecoder:
             for name, value in (("K", K), ("L", L)):
                 if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
                     raise DecodingError(f"{name} must be a positive integer, got {value!r}")
-            plan = StaticPlan.chains(int(K), int(L), law or IID_LAW.name)
+            plan = StaticPlan.chains(int(K), int(L), law or IID_LAW)
         elif (K, L, law) != (None, None, None):
             raise DecodingError("give K, L and law, or a plan, not both")
         check_plan(method, plan)
@@ -226,7 +226,7 @@ class SpeculativeDecoder:
                             times=times, total_s=time.perf_counter() - t_start,
                             root_acceptance=root_acc, attention=self.attention,
                             peak_cache_bytes=self.draft_lm.peak_cache_bytes + self.target_lm.peak_cache_bytes,
-                            draft=self.plan.label, law=self.proposer.law, tree_nodes=nodes)
+                            draft=self.plan.label, law=self.proposer.law.name, tree_nodes=nodes)
         return Generation(prompt_ids=ids, tokens=new, text=pair.decode(new), stop_reason=stop,
                           metrics=metrics, iterations=traces)
 

@@ -92,7 +92,7 @@ def iteration_trace(verifier: Verifier, proposal: Proposal, block: TokenTree,
     draft_s, target_s, verify_s, cache_s, other_s = seconds
     root_draws = len(proposal.draws[()]) if () in proposal.draws else block.K
     return IterationTrace(
-        index=index, position=position, draft=proposal.plan.label, law=proposal.law,
+        index=index, position=position, draft=proposal.plan.label, law=proposal.law.name,
         drafts=proposal.paths(), nodes=node_traces(block),
         tests=[dict(node=list(t.node), draft=t.draft, prob=t.prob, passed=t.passed, kind=t.kind)
                for t in tr.tests],

@@ -17,7 +17,7 @@ import numpy as np
 from core.errors import ExplorerError
 
 from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outcomes
-from core.data.laws import get_law, is_iid_chains
+from core.data.laws import DraftLaw, is_iid_chains
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Verdict
@@ -97,9 +97,9 @@ class Verifier:
     complete_trace: bool = True
 
     @classmethod
-    def supports(cls, shape: Shape, law: str) -> bool:
+    def supports(cls, shape: Shape, law: DraftLaw) -> bool:
         """Whether the rule is defined on drafts of this shape and law (``token_trees``)."""
-        return cls.token_trees or is_iid_chains(shape, get_law(law).name)
+        return cls.token_trees or is_iid_chains(shape, law)
 
     def run(self, block: TokenTree, coins: Coins) -> Outcome:
         """The rule's coin program on the drafts: the drafts name the rule's program for them

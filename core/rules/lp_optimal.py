@@ -19,7 +19,7 @@ import numpy as np
 
 from core.bounds.sizes import lp_size, tree_lp_size
 from core.data.coins import Coins
-from core.data.laws import IID_LAW, get_law, is_iid_chains, law_at
+from core.data.laws import IID_LAW, DraftLaw, is_iid_chains, law_at
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
@@ -53,7 +53,7 @@ class LPOptimal(Verifier):
     token_trees = True
 
     def __init__(self, draft=None, target=None, K: int | None = None, L: int | None = None,
-                 plan: OptimalPlan | None = None, *, shape: Shape | None = None, law: str = IID_LAW.name):
+                 plan: OptimalPlan | None = None, *, shape: Shape | None = None, law: DraftLaw = IID_LAW):
         if plan is None:
             if draft is None or target is None or (shape is None and (K is None or L is None)):
                 raise VerifierError(
@@ -71,23 +71,22 @@ class LPOptimal(Verifier):
                                     f"{key}={getattr(plan, key)}")
         self.plan = plan
 
-    def _check_drafts(self, shape: Shape, law: str, V: int) -> None:
+    def _check_drafts(self, shape: Shape, law: DraftLaw, V: int) -> None:
         """Refuse drafts of another shape, law or vocabulary than the plan's."""
         plan = self.plan
-        name = get_law(law).name
         if plan.shape is None:
-            ok = is_iid_chains(shape, name) and (shape.K, shape.L) == (plan.K, plan.L)
+            ok = is_iid_chains(shape, law) and (shape.K, shape.L) == (plan.K, plan.L)
             solved = f"{plan.K} i.i.d. chains of length {plan.L}"
         else:
             ok = shape.branching == plan.shape.branching and all(
-                law_at(shape, d, name) == law_at(plan.shape, d, plan.law) for d in range(shape.L))
-            solved = f"{plan.shape.label} drafted by {plan.law}"
+                law_at(shape, d, law) is law_at(plan.shape, d, plan.law) for d in range(shape.L))
+            solved = f"{plan.shape.label} drafted by {plan.law.name}"
         if not ok or V != plan.V:
-            raise VerifierError(f"these drafts ({shape.label} drafted by {name}, V={V}) are not "
+            raise VerifierError(f"these drafts ({shape.label} drafted by {law.name}, V={V}) are not "
                                 f"those the plan was solved for ({solved}, V={plan.V})")
 
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
-        self._check_drafts(tree.shape, tree.law.name, tree.V)
+        self._check_drafts(tree.shape, tree.law, tree.V)
         leaves = tree.leaves()
         if self.plan.shape is None:      # i.i.d. chains: the plan is keyed by the draft multiset
             leaves = [x for x in leaves for _ in range(tree.multiplicity(x))]
@@ -140,15 +139,15 @@ class LPOptimal(Verifier):
         """Seconds, roughly: one dict update per plan entry (multisets × tree nodes × V)."""
         return 5e-7 * V * lp_size(V, K, L, "optimal").size + 1e-3
 
-    def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
+    def tree_output_law(self, draft, target, shape: Shape, law: DraftLaw) -> tuple[dict[Node, float], int]:
         """P(O = u) = Σ_t P(t)·plan_t(u) read off the own-law plan (``run`` on a token tree draws
         from plan_t); returns it and the number of node sets."""
         self._check_drafts(shape, law, draft.V)
         return self.plan.output_law(), len(self.plan.multisets)
 
     @staticmethod
-    def tree_law_cost(V: int, shape: Shape, law: str) -> float:
+    def tree_law_cost(V: int, shape: Shape, law: DraftLaw) -> float:
         """Seconds, roughly: one dict update per plan entry (node sets × tree nodes × V), and the
         pass over Ω^(L+1) that completes the law (``node_recursion_cost``)."""
-        return (5e-7 * V * tree_lp_size(V, shape, get_law(law).name).size
+        return (5e-7 * V * tree_lp_size(V, shape, law).size
                 + node_recursion_cost(V, 1, shape.L))

@@ -7,7 +7,7 @@ instantiated.
 """
 from __future__ import annotations
 
-from core.data.laws import IID_LAW, get_law, is_iid_chains
+from core.data.laws import IID_LAW, DraftLaw, get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.rules.base import Verifier, VerifierError
 from core.rules.best_of_k import BestOfKBV
@@ -90,12 +90,12 @@ def get_verifier(name: str, **context) -> Verifier:
     return resolve(name)(**context)
 
 
-def require(verifier: Verifier | type[Verifier], shape: Shape, law: str) -> None:
+def require(verifier: Verifier | type[Verifier], shape: Shape, law: DraftLaw) -> None:
     """Refuse, in one sentence, drafts of a shape or law the rule is not defined on."""
     if not verifier.supports(shape, law):
         aliases = {target: alias for alias, target in ALIASES.items()}
         others = ", ".join(f"{n} ({aliases[n]})" if n in aliases else n for n in lossless_tree_rules(REGISTRY))
-        raise VerifierError(chains_only(verifier.name, f"{shape.label} drafted by {get_law(law).name}", others))
+        raise VerifierError(chains_only(verifier.name, f"{shape.label} drafted by {law.name}", others))
 
 
 def chains_only(name: str, drafts: str, instead: str) -> str:
@@ -131,15 +131,17 @@ def lossless_tree_rules(offered) -> list[str]:
 
 def make_verifier(name: str, draft=None, target=None, K: int | None = None,
                   L: int | None = None, *, shape: Shape | None = None,
-                  law: str = IID_LAW.name, **params) -> Verifier:
+                  law: str | DraftLaw = IID_LAW, **params) -> Verifier:
     """Instantiate a rule by name, handing the toy models to the rules that need them.
 
-    ``shape`` and ``law`` (default: K i.i.d. chains of length L) are checked against the rule
-    (``require``); a model-dependent rule on another shape or law gets them to solve for.
+    ``shape`` and ``law`` (default: K i.i.d. chains of length L; the law or its name) are checked
+    against the rule (``require``); a model-dependent rule on another shape or law gets them to
+    solve for.
     ``params`` are the rule's own parameters (``Verifier.parameters``, e.g. ``typical``'s
     ``epsilon`` and ``delta``); a parameter the rule does not take is refused in one sentence, and
     None stands for the rule's default."""
     cls = resolve(name)
+    law = get_law(law)
     if shape is not None:
         require(cls, shape, law)
     params = {key: value for key, value in params.items() if value is not None}
@@ -151,7 +153,7 @@ def make_verifier(name: str, draft=None, target=None, K: int | None = None,
     if cls.needs_models:
         if shape is None:
             return cls(draft=draft, target=target, K=K, L=L, **params)
-        if not is_iid_chains(shape, get_law(law).name):
+        if not is_iid_chains(shape, law):
             return cls(draft=draft, target=target, shape=shape, law=law, **params)
         return cls(draft=draft, target=target, K=shape.K, L=shape.L, **params)
     return cls(**params)

@@ -21,7 +21,7 @@ import numpy as np
 
 from core.data.coins import Coins
 from core.data.distributions import acceptance_ratio, residual
-from core.data.laws import NodeState, Policy, depth_policies, get_law, tree_state_count, visit_order
+from core.data.laws import DraftLaw, NodeState, Policy, depth_policies, tree_state_count, visit_order
 from core.data.levels import OutputLevels, node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
@@ -162,13 +162,13 @@ class SpecInfer(TreeWalkVerifier):
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
         return rrs_walk(tree, coins, depth_policies(tree.shape, tree.law, per_draw=True))
 
-    def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
+    def tree_output_law(self, draft, target, shape: Shape, law: DraftLaw) -> tuple[dict[Node, float], int]:
         """Exact output law on (shape, law) (``rrs_output_law``, per-draw rounds for ``iid``)."""
         return rrs_output_law(depth_policies(shape, law, per_draw=True), draft, target, shape.branching)
 
     @staticmethod
-    def tree_law_cost(V: int, shape: Shape, law: str) -> float:
+    def tree_law_cost(V: int, shape: Shape, law: DraftLaw) -> float:
         """Seconds, roughly: 5e-5 per round state (``tree_state_count``, per-draw for ``iid``), and
         the pass over Ω^(L+1) that completes the law (``node_recursion_cost``)."""
-        return (5e-5 * tree_state_count(V, shape, get_law(law), per_draw=True)
+        return (5e-5 * tree_state_count(V, shape, law, per_draw=True)
                 + node_recursion_cost(V, 1, shape.L))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from core.data.coins import Coins
-from core.data.laws import FirstAppearance, depth_policies, get_law, tree_state_count
+from core.data.laws import DraftLaw, FirstAppearance, depth_policies, tree_state_count
 from core.data.levels import node_recursion_cost
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
@@ -69,13 +69,13 @@ class Traversal(TraversalVerifier):
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
         return traversal_walk(tree, coins, depth_policies(tree.shape, tree.law), tree.table())
 
-    def tree_output_law(self, draft, target, shape: Shape, law: str) -> tuple[dict[Node, float], int]:
+    def tree_output_law(self, draft, target, shape: Shape, law: DraftLaw) -> tuple[dict[Node, float], int]:
         """Exact output law on (shape, law): ``traversal_output_law`` with the law's policy per depth."""
         return traversal_output_law(depth_policies(shape, law), draft, target, shape.K, shape.L,
                                     shape.branching)
 
     @staticmethod
-    def tree_law_cost(V: int, shape: Shape, law: str) -> float:
+    def tree_law_cost(V: int, shape: Shape, law: DraftLaw) -> float:
         """Seconds, roughly: 5e-5 per state (``tree_state_count``), as ``traversal_law_cost``, and the
         pass over Ω^(L+1) that completes the law (``node_recursion_cost``)."""
-        return 5e-5 * tree_state_count(V, shape, get_law(law)) + node_recursion_cost(V, 1, shape.L)
+        return 5e-5 * tree_state_count(V, shape, law) + node_recursion_cost(V, 1, shape.L)

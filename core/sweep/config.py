@@ -22,7 +22,7 @@ from typing import NamedTuple
 from core.analysis.exact import MAX_SECONDS, estimated_seconds
 from core.bounds import BoundsTooLarge, check_size, check_tree_size
 from core.bounds.sizes import check_paths
-from core.data.laws import IID_LAW, LAWS, is_iid_chains, law_at
+from core.data.laws import IID_LAW, LAWS, DraftLaw, get_law, is_iid_chains, law_at
 from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
 from core.rules.registry import ALIASES, REGISTRY, resolve
@@ -35,7 +35,7 @@ DEFAULT_LOSSY = ("spectr_gbv",)
 #: defined on every token tree): not in ``default_methods``, so that a sweep of K i.i.d. chains
 #: without laws keeps its rows.
 TREE_LOSSY = ("typical",)
-#: The draft laws (``core.data.laws``).
+#: The draft laws' names (``core.data.laws``), as a sweep's configuration names them.
 DRAFT_LAWS = tuple(LAWS)
 #: Vocabulary sizes the generators accept.
 V_RANGE = (2, 64)
@@ -89,21 +89,21 @@ def draft_methods() -> tuple[str, ...]:
             *(m for m in TREE_LOSSY if m in REGISTRY))
 
 
-def runs_on(method: str, shape: Shape, law: str) -> bool:
+def runs_on(method: str, shape: Shape, law: DraftLaw) -> bool:
     """Whether a draft sweep runs ``method`` on drafts of this shape and law: a rule with
     ``token_trees`` wherever it is defined, any other rule on K i.i.d. chains drafted by ``iid``
     only.  A single chain drafted by ``wor`` or ``greedy`` is one i.i.d. draft, which every rule
     accepts, but its rows under those laws would repeat the ``iid`` rows of the same chain."""
     cls = resolve(method)
-    return cls.supports(shape, law) and (cls.token_trees or law == IID_LAW.name)
+    return cls.supports(shape, law) and (cls.token_trees or law is IID_LAW)
 
 
-def law_defined(V: int, shape: Shape, law: str, support: int | None = None) -> bool:
+def law_defined(V: int, shape: Shape, law: DraftLaw, support: int | None = None) -> bool:
     """Whether ``law`` can draft ``shape`` over models whose every next-token distribution has
     ``support`` tokens of positive probability (default V): a distinct-token law needs as many
     tokens as it draws at each depth where it applies (``core.data.laws``: refused otherwise)."""
     support = V if support is None else support
-    return not LAWS[law].distinct or all(
+    return not law.distinct or all(
         b <= support for d, b in enumerate(shape.branching) if law_at(shape, d, law).distinct)
 
 
@@ -150,9 +150,10 @@ class SweepConfig:
             return [shape for n in self.budgets for shape in (*Shape.of_budget(n, L), *Shape.chains_of_budget(n, L))]
         return [Shape.chains_of(K, L) for K in self.Ks]
 
-    def draft_laws(self) -> tuple[str, ...]:
-        """A draft sweep's laws (``iid`` when only shapes were given)."""
-        return self.laws or (IID_LAW.name,)
+    def draft_laws(self) -> tuple[DraftLaw, ...]:
+        """A draft sweep's laws (``iid`` when only shapes were given), looked up by the names that
+        ``laws`` holds (the configuration is written, and read back, by name)."""
+        return tuple(map(get_law, self.laws)) or (IID_LAW,)
 
     def cells(self) -> list[tuple]:
         """Every cell of the grid, in a fixed order: (family, V, K, L), or for a draft sweep
@@ -225,9 +226,10 @@ def _check_cell(config: SweepConfig, V: int, K: int, L: int) -> None:
 
 
 def skipped_drafts(config: SweepConfig) -> list[tuple[int, Shape, str]]:
-    """The (V, shape, law) of a draft sweep that no instance can draft (``law_defined``): a
-    distinct-token law drawing more tokens at a node than there are.  They have no rows."""
-    return [(V, shape, law) for V in config.Vs for L in config.Ls for shape in config.draft_shapes(L)
+    """The (V, shape, law's name) of a draft sweep that no instance can draft (``law_defined``): a
+    distinct-token law drawing more tokens at a node than there are.  They have no rows; the command
+    line lists them."""
+    return [(V, shape, law.name) for V in config.Vs for L in config.Ls for shape in config.draft_shapes(L)
             for law in config.draft_laws() if not law_defined(V, shape, law)]
 
 
@@ -254,7 +256,7 @@ def _check_drafts(config: SweepConfig) -> None:
                    for law in config.draft_laws() if not law_defined(2, shape, law, support=1)]
         if one_hot:
             shape, law = one_hot[0]
-            raise SweepError(f"at T = 0 the draft is one-hot, so the {law} law cannot draw {shape.label}'s "
+            raise SweepError(f"at T = 0 the draft is one-hot, so the {law.name} law cannot draw {shape.label}'s "
                              f"distinct tokens; use the iid law, or b = (1, …, 1), at T = 0")
     for V in config.Vs:
         for L in config.Ls:
@@ -270,9 +272,9 @@ def _check_drafts(config: SweepConfig) -> None:
                         _check_draft(config, V, shape, law)
 
 
-def _check_draft(config: SweepConfig, V: int, shape: Shape, law: str) -> None:
+def _check_draft(config: SweepConfig, V: int, shape: Shape, law: DraftLaw) -> None:
     """The own-law LP and each rule's exact analysis of one (V, shape, law), against the limits."""
-    where = f"{shape.label} drafted by {law} at V={V}"
+    where = f"{shape.label} drafted by {law.name} at V={V}"
     if "lp" in config.bounds or "lp_optimal" in config.methods:
         try:
             if is_iid_chains(shape, law):

@@ -23,7 +23,7 @@ from typing import Iterable
 
 from core import bounds
 from core.analysis.exact import exact_analysis
-from core.data.laws import IID_LAW, is_iid_chains
+from core.data.laws import IID_LAW, DraftLaw, is_iid_chains
 from core.data.shapes import Shape
 from core.rules.lp_optimal import LPOptimal
 from core.rules.registry import make_verifier, resolve
@@ -102,8 +102,8 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
     K_iid = n // L if n % L == 0 else None
     plans: dict[tuple, object] = {}
 
-    def own_plan(shape: Shape, law: str):
-        same = (IID_LAW.name, shape.K) if is_iid_chains(shape, law) else (shape, law)
+    def own_plan(shape: Shape, law: DraftLaw):
+        same = (IID_LAW, shape.K) if is_iid_chains(shape, law) else (shape, law)
         if same not in plans:
             plans[same] = (bounds.optimal_lp(draft, target, shape.K, L) if is_iid_chains(shape, law)
                            else bounds.optimal_tree_lp(draft, target, shape, law))
@@ -112,7 +112,7 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
     iid = {kind: float("nan") for kind in config.bounds}
     if K_iid is not None:
         iid = {**instance_bounds(draft, target, K_iid, L, [k for k in config.bounds if k != "lp"]),
-               **({"lp": own_plan(Shape.chains_of(K_iid, L), IID_LAW.name).value} if "lp" in config.bounds else {})}
+               **({"lp": own_plan(Shape.chains_of(K_iid, L), IID_LAW).value} if "lp" in config.bounds else {})}
 
     rows = []
     for shape in config.draft_shapes(L):
@@ -131,7 +131,7 @@ def draft_rows(config: SweepConfig, key: DraftKey) -> list[dict]:
                 result = exact_analysis(verifier, draft, target, shape=shape, law=law)
                 head = {"family": key.family, "V": key.V, "K": shape.K, "L": L, "index": key.index,
                         "mismatch": mismatch, "temperature": config.temperature, "seed": config.seed,
-                        "method": method, **draft_label(shape), "law": law}
+                        "method": method, **draft_label(shape), "law": law.name}
                 rows.append(result_row(head, result, found, (draft_json, target_json)))
     return rows
 

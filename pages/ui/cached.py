@@ -16,7 +16,7 @@ from core import bounds
 from core.analysis.exact import MAX_SECONDS, estimated_seconds, exact_analysis
 from core.analysis.montecarlo import monte_carlo as run_monte_carlo
 from core.analysis.toy_drafts import draw_block, draw_tree
-from core.data.laws import is_iid_chains
+from core.data.laws import get_law, is_iid_chains
 from core.data.drafting import check_supports
 from core.rules.registry import REGISTRY, get_verifier, make_verifier
 from pages.ui.text import duration, label
@@ -240,7 +240,9 @@ def chains_lp_certificate(spec: str, K: int, L: int):
 
 def tree_lp_size(V: int, shape, law: str) -> int:
     """The own-law LP's size, priced before it is built (``core.bounds.tree_lp_size``; ``lp_size``
-    for K i.i.d. chains, which it hands to ``optimal_lp``)."""
+    for K i.i.d. chains, which it hands to ``optimal_lp``).  The pages name the law (their widgets'
+    value, and the cache key of the functions above)."""
+    law = get_law(law)
     if is_iid_chains(shape, law):
         return lp_size(V, shape.K, shape.L)
     return int(bounds.tree_lp_size(V, shape, law).size)
@@ -248,7 +250,8 @@ def tree_lp_size(V: int, shape, law: str) -> int:
 
 def tree_lp_refusal(V: int, shape, law: str) -> str | None:
     """Why core refuses the own-law LP here (size, work or drafted trees past the limits), as one
-    sentence; None when it agrees to solve it."""
+    sentence; None when it agrees to solve it.  The law by name, as ``tree_lp_size``."""
+    law = get_law(law)
     try:
         if is_iid_chains(shape, law):
             bounds.check_size(V, shape.K, shape.L)
