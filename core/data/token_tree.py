@@ -47,10 +47,10 @@ class TokenTree:
 
     def __post_init__(self):
         object.__setattr__(self, "law", get_law(self.law))
-        for u, xs in self.draws.items():
-            if len(u) >= self.shape.L:
-                raise InvalidInput(f"node {u} is at depth {len(u)} ≥ L = {self.shape.L} and cannot "
-                                   f"receive draws")
+        L = self.shape.L
+        for u in self.draws:
+            if len(u) >= L:
+                raise InvalidInput(f"node {u} is at depth {len(u)} ≥ L = {L} and cannot receive draws")
 
     @property
     def L(self) -> int:
@@ -148,10 +148,21 @@ class TokenTree:
 
     @property
     def drafts(self) -> np.ndarray:
-        """The K drafts x^(1..K) ∈ Ω^L as a (K, L) int64 array, on K i.i.d. drafts: draft k takes the
-        k-th draw at the root, then, at every node it reaches, the draw whose rank among the draws
-        there is its rank among the drafts through that node."""
+        """The K drafts x^(1..K) ∈ Ω^L as a (K, L) int64 array, on K i.i.d. drafts (``rows``)."""
         out = self.memo.get("drafts")
+        if out is None:
+            out = self.memo["drafts"] = np.asarray(self._rows(), dtype=np.int64)
+        return out
+
+    def draft(self, k: int) -> Node:
+        """Draft k (0-based) as a tuple of token ids."""
+        return self._rows()[k]
+
+    def _rows(self) -> tuple[Node, ...]:
+        """The K drafts as tuples, on K i.i.d. drafts: draft k takes the k-th draw at the root, then,
+        at every node it reaches, the draw whose rank among the draws there is its rank among the
+        drafts through that node."""
+        out = self.memo.get("rows")
         if out is None:
             if not self.iid_chains:
                 raise InvalidInput(f"{self.shape.label} drafted by {self.law.name} is not K i.i.d. drafts, "
@@ -164,12 +175,8 @@ class TokenTree:
                 for u, ks in through.items():
                     for k, x in zip(ks, self.draws[u]):
                         rows[k].append(x)
-            out = self.memo["drafts"] = np.asarray(rows, dtype=np.int64)
+            out = self.memo["rows"] = tuple(tuple(int(x) for x in row) for row in rows)
         return out
-
-    def draft(self, k: int) -> Node:
-        """Draft k (0-based) as a tuple of token ids."""
-        return tuple(int(t) for t in self.drafts[k])
 
     def draft_table(self) -> dict[Node, dict[int, tuple[int, int]]]:
         """``table`` with drafts for draws, on K i.i.d. drafts: for every internal node s,
@@ -177,8 +184,7 @@ class TokenTree:
         out = self.memo.get("draft_table")
         if out is None:
             acc: dict[Node, dict[int, list[int]]] = {}
-            for k in range(self.K):
-                x = self.draft(k)
+            for k, x in enumerate(self._rows()):
                 for d in range(self.L):
                     acc.setdefault(x[:d], {}).setdefault(x[d], [k, 0])[1] += 1
             out = self.memo["draft_table"] = {s: {c: (v[0], v[1]) for c, v in kids.items()}
@@ -186,11 +192,8 @@ class TokenTree:
         return out
 
     def _draft_nodes(self) -> list[Node]:
-        seen: dict[Node, None] = {}
-        for depth in range(self.L + 1):
-            for k in range(self.K):
-                seen.setdefault(self.draft(k)[:depth], None)
-        return list(seen)
+        rows = self._rows()
+        return list(dict.fromkeys(x[:depth] for depth in range(self.L + 1) for x in rows))
 
     # -- construction ------------------------------------------------------------------------------
 
@@ -203,12 +206,13 @@ class TokenTree:
         if drafts.ndim != 2 or drafts.shape[0] < 1:
             raise InvalidInput("drafts must be a (K, L) array with K ≥ 1")
         K, L = drafts.shape
+        rows = tuple(map(tuple, drafts.tolist()))
         draws: dict[Node, list[int]] = {}
-        for row in drafts.tolist():
+        for row in rows:
             for d in range(L):
-                draws.setdefault(tuple(row[:d]), []).append(row[d])
+                draws.setdefault(row[:d], []).append(row[d])
         tree = cls(_chains(K, L), IID_LAW, {u: tuple(xs) for u, xs in draws.items()}, p, q)
-        tree.memo["drafts"] = drafts
+        tree.memo.update(drafts=drafts, rows=rows)
         return tree
 
     @classmethod

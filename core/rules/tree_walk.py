@@ -33,16 +33,17 @@ def tree_walk(block: TokenTree, coins: Coins, core: Core) -> Outcome:
     trace = Trace()
     s: Node = ()
     alive = list(range(block.K))
+    rows = [block.draft(k) for k in alive]
     while True:
         depth = len(s)
-        tokens = [int(block.drafts[k, depth]) for k in alive]
+        tokens = [rows[k][depth] for k in alive]
         run = core(block.p[s], block.q[s], len(alive), trace, s)
         chosen, dist = run(tokens, alive, coins, trace)
         if chosen is None:
             return Outcome(s, alive[0] if s else -1, dist, trace)
-        y = int(block.drafts[chosen, depth])
+        y = rows[chosen][depth]
         s = s + (y,)
-        alive = [k for k in alive if block.drafts[k, depth] == y]
+        alive = [k for k in alive if rows[k][depth] == y]
         if len(s) == block.L:
             return Outcome(s, alive[0], block.q[s], trace)
 
