@@ -5,7 +5,7 @@ importing only from those listed before it (``tests/test_imports.py`` enforces i
 
 ==================  ==================================================================================
 ``core.errors``     the one error family (the decoder's errors included)
-``core.data``       draft trees and token trees (shapes, the draft laws' registry), what a rule returns
+``core.data``       token trees (nodes, shapes, the draft laws' registry), what a rule returns
                     (verdicts and their traces), coins (seeded sampling and exact enumeration),
                     distributions
 ``core.bounds``     bounds on E[τ]: closed forms (numpy) apart from the LPs (scipy)
