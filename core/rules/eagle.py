@@ -27,7 +27,7 @@ Where the two releases differ (``RELEASES``), the bonus line alone:
 from __future__ import annotations
 
 import math
-from typing import Callable, ClassVar
+from typing import ClassVar, Mapping
 
 import numpy as np
 
@@ -96,19 +96,16 @@ class Eagle(Verifier):
 
     def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         """K i.i.d. chains as their token tree, each node offered by the first draft through it."""
-        def draft_of(node: Node) -> int:
-            return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
-        return self._walk(block, coins, draft_of)
+        return self._walk(block, coins, block.draft_table())
 
     def run_tree(self, tree: TokenTree, coins: Coins) -> Outcome:
         """Each node offered by the first of its parent's draws that drew it."""
-        table = tree.table()
+        return self._walk(tree, coins, tree.table())
 
+    def _walk(self, tree: TokenTree, coins: Coins, offered: Mapping[Node, Mapping[int, tuple[int, int]]]) -> Outcome:
+        """The walk, a node's draft index read from ``offered`` (``draft_table`` or ``table``)."""
         def draft_of(node: Node) -> int:
-            return table[node[:-1]][node[-1]][0]
-        return self._walk(tree, coins, draft_of)
-
-    def _walk(self, tree: TokenTree, coins: Coins, draft_of: Callable[[Node], int]) -> Outcome:
+            return offered[node[:-1]][node[-1]][0]
         trace = Trace()
         u: Node = ()
         while True:

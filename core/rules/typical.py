@@ -39,7 +39,7 @@ and TV = 1 − q(O) > 0 whenever q is not a point mass along O.
 from __future__ import annotations
 
 import math
-from typing import Callable, ClassVar
+from typing import ClassVar, Mapping
 
 import numpy as np
 
@@ -70,17 +70,16 @@ def threshold(P: np.ndarray, epsilon: float, delta: float) -> float:
 
 
 def typical_prefix(tree: TokenTree, epsilon: float, delta: float, trace: Trace | None = None,
-                   draft_of: Callable[[Node], int] | None = None) -> Node:
+                   offered: Mapping[Node, Mapping[int, tuple[int, int]]] | None = None) -> Node:
     """The accepted prefix s of typical acceptance on ``tree`` (module docstring).
 
     Depth first from the root over the children of passing nodes; each test is recorded in
-    ``trace`` as a 'token' test that passed with probability 1 or 0, offered by ``draft_of(node)``
-    (default: the index of the node's first draw at its parent), and each tested node's threshold
-    and entropy as its quantities."""
+    ``trace`` as a 'token' test that passed with probability 1 or 0, offered by the draft
+    ``offered`` names for it (``draft_table`` on K i.i.d. drafts; by default ``table``: the index of
+    the node's first draw at its parent), and each tested node's threshold and entropy as its
+    quantities."""
     table = tree.table()
-    if draft_of is None:
-        def draft_of(node: Node) -> int:
-            return table[node[:-1]][node[-1]][0]
+    offered = table if offered is None else offered
     best: tuple[int, float, tuple[int, ...]] = (0, 0.0, ())     # (depth, Σ ln q, positions)
     best_node: Node = ()
     stack: list[tuple[Node, float, tuple[int, ...]]] = [((), 0.0, ())]
@@ -97,7 +96,7 @@ def typical_prefix(tree: TokenTree, epsilon: float, delta: float, trace: Trace |
         for c in table[u]:
             passed = bool(P[c] > cut)
             if trace is not None:
-                trace.test(u + (c,), draft_of(u + (c,)), 1.0 if passed else 0.0, passed, "token")
+                trace.test(u + (c,), offered[u][c][0], 1.0 if passed else 0.0, passed, "token")
             if not passed:
                 continue
             child = (u + (c,), loglik + math.log(P[c]), positions + (rank[c],))
@@ -148,23 +147,22 @@ class Typical(Verifier):
 
     def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         """K i.i.d. chains as their token tree, each node offered by the first draft through it."""
-        def draft_of(node: Node) -> int:
-            return next(k for k in range(block.K) if block.draft(k)[: len(node)] == node)
-        return self.run_tree(block, coins, draft_of)
+        return self.run_tree(block, coins, block.draft_table())
 
     def run_tree(self, tree: TokenTree, coins: Coins,
-                 draft_of: Callable[[Node], int] | None = None) -> Outcome:
-        """The longest typical prefix of ``tree``; a node is offered by ``draft_of`` (default: the
-        first of its parent's draws that drew it)."""
+                 offered: Mapping[Node, Mapping[int, tuple[int, int]]] | None = None) -> Outcome:
+        """The longest typical prefix of ``tree``; a node is offered by the draft ``offered`` names
+        (default ``table``: the first of its parent's draws that drew it)."""
         trace = Trace() if self.complete_trace else None
-        s = typical_prefix(tree, self.epsilon, self.delta, trace, draft_of)
+        offered = tree.table() if offered is None else offered
+        s = typical_prefix(tree, self.epsilon, self.delta, trace, offered)
         q = tree.q[s]
         if self.extra_token == "greedy":
             y = np.zeros(q.size)
             y[int(np.argmax(q))] = 1.0
         else:
             y = q
-        first = -1 if not s else draft_of(s) if draft_of else tree.table()[s[:-1]][s[-1]][0]
+        first = offered[s[:-1]][s[-1]][0] if s else -1
         return Outcome(s, first, y, trace if trace is not None else Trace())
 
     def __repr__(self) -> str:
