@@ -16,7 +16,9 @@ if str(ROOT) not in sys.path:  # `streamlit run app.py` from elsewhere still fin
 
 import streamlit as st  # noqa: E402
 
+from core.rules.registry import LOAD_ERRORS  # noqa: E402
 from pages.ui import error_boundary, prewarm, routing  # noqa: E402
+from pages.ui.text import escape_markdown  # noqa: E402
 
 
 def main() -> None:
@@ -28,6 +30,8 @@ def main() -> None:
         "Real models": [routing.live_decoder(), routing.sweeps()],
         "Check the paper": [routing.claims(), routing.leaderboard()],
     })
+    if LOAD_ERRORS:   # a rule EXPLORER_RULES names was refused: one sentence, and every page goes on
+        st.sidebar.error(escape_markdown(LOAD_ERRORS[0]))
     if routing.needs_decoder(page):
         prewarm.want()
     try:

@@ -13,7 +13,7 @@ import json
 import time
 
 import toy_models as tm
-from core.bounds import optimal_lp
+from core.bounds import lp_optimum
 from core.analysis.exact import exact_analysis
 from core.rules.registry import make_verifier, method_names
 
@@ -30,7 +30,7 @@ def time_config(V: int, K: int, L: int) -> dict:
         exact_analysis(verifier, draft, target, K, L)
         row["seconds"][name] = time.perf_counter() - start
     start = time.perf_counter()
-    optimal_lp(draft, target, K, L)
+    lp_optimum(draft, target, K, L)
     row["seconds"]["LP"] = time.perf_counter() - start
     row["total"] = sum(row["seconds"].values())
     row["max"] = max(row["seconds"].values())

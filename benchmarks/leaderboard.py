@@ -37,7 +37,7 @@ from pathlib import Path
 from core.cli import main as cli_main
 from core.data.laws import IID_LAW
 from core.sweep import ship
-from core.sweep.config import DRAFT_LAWS, FAMILIES, SweepConfig, SweepError, check_config, default_methods
+from core.sweep.config import DRAFT_LAWS, GENERIC_FAMILIES as FAMILIES, SweepConfig, SweepError, check_config, default_methods
 from core.sweep.processes import ProcessCluster
 from core.sweep.store import read_results
 from core.sweep.summary import format_leaderboard, leaderboard

@@ -25,7 +25,7 @@ import numpy as np
 
 import toy_models as tm
 from core.analysis.exact import exact_analysis
-from core.bounds.lp import optimal_lp
+from core.bounds.node_lp import lp_optimum
 from core.rules.registry import REGISTRY, make_verifier
 
 FAMILIES = ("iid", "markov", "table")
@@ -65,7 +65,7 @@ def measure(inst: dict, rules: list[str]) -> dict:
                                    seed=inst["seed"], depth=inst["L"])
     K, L = inst["K"], inst["L"]
     results = {name: exact(name, draft, target, K, L) for name in rules}
-    return {**inst, "lp": optimal_lp(draft, target, K, L).value,
+    return {**inst, "lp": lp_optimum(draft, target, K, L).value,
             "tau": {name: r.expected_accepted for name, r in results.items()},
             "extras": {name: r.extras for name, r in results.items() if r.extras},
             "tau_p_eq_q": {name: exact(name, target, target, K, L).expected_accepted for name in rules}}

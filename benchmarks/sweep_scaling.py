@@ -26,7 +26,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from core.bounds import optimal_lp
+from core.bounds import lp_optimum
 from core.rules.registry import REGISTRY
 from core.sweep.config import SweepConfig, check_config
 from core.sweep import ship
@@ -55,7 +55,7 @@ def lp_seconds(config: SweepConfig) -> float:
     for key in config.instances():
         draft, target, _ = instance_models(key, config.seed)
         start = time.perf_counter()
-        optimal_lp(draft, target, key.K, key.L)
+        lp_optimum(draft, target, key.K, key.L)
         total += time.perf_counter() - start
     return total
 

@@ -11,7 +11,7 @@ from core.analysis.exact import LOSSLESS_TOL, MAX_SECONDS
 from core.data.laws import LAWS, TOPK_LAW
 from core.data.shapes import Shape
 from core.rules.registry import DEFAULT_TREE_RULE, REGISTRY, display_name
-from pages.ui import cached, charts, error_boundary, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, routing, rule_params, text, toy_config
 from pages.ui.figures.trees import token_tree
 from pages.ui.figures.laws import budget_curves
 
@@ -27,10 +27,10 @@ BUDGET_AUTO_SECONDS = 3.0
 
 
 def rule_name(method: str, shape: Shape) -> str:
-    """The table's name of a tree rule: its name on token trees and what it does; a rule registered
-    later names the parameters the page runs it with (its defaults, those that change what it does:
-    ``typical``'s epsilon and delta, EAGLE's release) and says "lossy" where that instance is lossy by
-    theory (``Verifier.lossless``)."""
+    """The table's name of a tree rule: its name on token trees and what it does, or "lossy" where
+    the instance the page runs (its defaults) is lossy by theory (``Verifier.lossless``); the
+    parameters it runs with are said under the table (``rule_settings``), so that the name stays short
+    enough for every column to fit."""
     name = display_name(method, shape)
     rule = REGISTRY[method]
     note = "own-law LP" if rule.optimal_lp else WALK_NOTES.get(rule.walk)
@@ -38,15 +38,27 @@ def rule_name(method: str, shape: Shape) -> str:
         return f"{name} ({note})"
     if rule.needs_models:
         return name
-    default = rule()
-    notes = [f"{p} = {v:g}" if isinstance(v, float) else f"{p} = {v}" for p, v in default.settings().items()]
-    notes += [] if default.lossless() else ["lossy"]
-    return f"{name} ({', '.join(notes)})" if notes else name
+    return name if rule().lossless() else f"{name} (lossy)"
+
+
+def rule_settings(method: str) -> str:
+    """The parameters the page runs a rule with (its defaults, those that change what it does:
+    ``typical``'s epsilon and delta, EAGLE's release), "" for a rule without any."""
+    rule = REGISTRY[method]
+    if rule.needs_models:
+        return ""
+    return ", ".join(f"{p} = {v:g}" if isinstance(v, float) else f"{p} = {v}" for p, v in rule().settings().items())
 
 
 def exact_text(x: float | None) -> str:
-    """A value as the fraction it is (an integer as itself), else to six places; a dash if missing."""
-    return text.DASH if x is None else text.fraction(x, integers=True) or text.fmt(x, 6)
+    """A headline value as a decimal, with the fraction it is beside it ("1.5503 (= 72331/46656)"); an
+    integer as itself; a dash if missing."""
+    if x is None:
+        return text.DASH
+    whole = text.fraction(x, integers=True)
+    if whole is not None and "/" not in whole:
+        return whole
+    return text.fmt(x) + (f" (= {whole})" if whole else "")
 
 
 #: What a certified LP value is (the metrics' help).
@@ -55,11 +67,17 @@ CERTIFIED = ("A fraction only where it is certified: an exact plan on the solver
 
 
 def certified_text(cert) -> str:
-    """An LP value (``core.bounds.certify.Certificate``) as the fraction it is certified to be, else to
-    nine places; a dash if missing."""
+    """An LP value (``core.bounds.certify.Certificate``) as a decimal a slide reads (the fraction it is
+    certified to be, or the solver's value to 1e-9, goes in ``exact_note``); a dash if missing."""
     if cert is None:
         return text.DASH
-    return cert.fraction if cert.certified else f"{cert.value:.9f}"
+    return text.fmt(float(cert.exact) if cert.certified else cert.value)
+
+
+def exact_note(cert) -> str:
+    """What ``certified_text`` rounds: the certified fraction, or the solver's value to nine places."""
+    return "" if cert is None else (f"= {cert.fraction} exactly (certified)" if cert.certified
+                                    else f"= {cert.value:.9f} (the solver's value)")
 
 
 def _new_tree() -> None:
@@ -89,12 +107,16 @@ st.caption(f"{shape.label} drafted by {law}: {LAWS[law].summary} Budget n = {sha
                                      else "") + ".")
 
 # ------------------------------------------------------------------------------------------------
-st.header("1. One sampled tree")
 st.session_state.setdefault("trees_seed", 0)
-c1, c2, _ = st.columns([1, 1, 3], vertical_alignment="bottom")
-seed = c1.number_input("Tree seed", 0, 10**9, key="trees_seed")
-c2.button("New tree", on_click=_new_tree, key="trees_new", icon=":material/casino:")
-toy_config.write_page_url({"tree_seed": int(seed)})
+if topk_tree:       # drafted by topk at every node: one tree only, so no seed and no new one to draw
+    st.header("1. The tree top-k drafts (the only one)")
+    seed = st.session_state.trees_seed
+else:
+    st.header("1. One sampled tree")
+    c1, c2, _ = st.columns([1, 1, 3], vertical_alignment="bottom")
+    seed = c1.number_input("Tree seed", 0, 10**9, key="trees_seed")
+    c2.button("New tree", on_click=_new_tree, key="trees_new", icon=":material/casino:")
+    toy_config.write_page_url({"tree_seed": int(seed)})
 refused = None
 try:
     tree = cached.draw_token_tree(cfg.spec, shape, law, int(seed))
@@ -102,7 +124,7 @@ except Exception as exc:  # noqa: BLE001 - a law that does not exist here is one
     refused = error_boundary.explain(exc, "the tree")
     st.error(text.escape_markdown(refused))
 if refused is None:
-    title = f"{shape.label} drafted by {law}, seed {int(seed)}"
+    title = f"{shape.label} drafted by {law}" + ("" if topk_tree else f", seed {int(seed)}")
     if topk_tree:
         value = cached.topk_value(cfg.spec, shape)
         title += f"<br>top-k closed form: E[τ] = Σ q(s) = {exact_text(value)}"
@@ -123,8 +145,9 @@ if refused is None:
                 "nodes: no lossless verifier does better on it, and rrs, traversal and the LP all reach it (table "
                 "below).")
     elif law == TOPK_LAW.name:
-        st.caption("topk chains are deterministic at the root only: the chains go on i.i.d., so the closed form "
-                   "Σ q(s) of a top-k tree does not apply.")
+        st.caption("Chains \"by topk\" take p's top K tokens at the root only: below it each chain goes on by "
+                   "sampling from p, not by p's top token, so this is not a top-k tree, the closed form Σ q(s) "
+                   "does not apply, and the budget chart's topk line leaves such chains out.")
 
 # ------------------------------------------------------------------------------------------------
 st.header("2. Every verifier, exactly, against its own law's optimum")
@@ -132,14 +155,19 @@ st.markdown("E[τ] sums over every drafted tree and every coin. **rrs** tests th
             "each, each against S_i, the exact law of the i-th visited child; **traversal** walks leaves first. "
             "The **own-law LP** is the best any lossless verifier can do with drafts of this shape and law; the "
             "**i.i.d.-chains LP** is the best with K = n/L i.i.d. chains of the same budget.")
-rules = list(cached.TREE_RULES)
+rules = list(cached.tree_rules(shape, law))
+rule_params.controls(rules, st.sidebar)             # the tree rules' own parameters (typical's ε, δ; EAGLE's release)
 if refused is not None:
     st.info("Nothing to verify: this law cannot draw this shape (above).")
 else:
     too_slow = [m for m in rules
                 if not REGISTRY[m].optimal_lp and cached.tree_seconds(cfg.V, shape, law, m) > MAX_SECONDS]
-    lp_why = cached.tree_lp_refusal(cfg.V, shape, law)
-    lp_auto = cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO
+    # the own-law LP's value in node form, priced by its nodes; the LP-optimal verifier samples the
+    # per-set form's plan, priced by its draft sets
+    lp_why = cached.tree_optimum_refusal(cfg.V, shape, law)
+    lp_auto = cached.optimum_auto(cfg.V, shape.L)
+    plan_why = cached.tree_lp_refusal(cfg.V, shape, law)
+    plan_auto = cached.tree_lp_size(cfg.V, shape, law) <= cached.LP_AUTO
     approved = st.session_state.setdefault("trees_approved", set())
     key = f"{cfg.spec}|{shape}|{law}"
     slow = [(m, cached.tree_seconds(cfg.V, shape, law, m)) for m in rules
@@ -149,11 +177,14 @@ else:
         st.warning("Too large to compute exactly here: " + ", ".join(
             f"{rule_name(m, shape)} ({text.duration(cached.tree_seconds(cfg.V, shape, law, m))})" for m in too_slow)
             + "; use a smaller V or tree.")
-    ready = not (slow or (lp_why is None and not lp_auto)) or key in approved
+    ready = not (slow or (lp_why is None and not lp_auto) or (plan_why is None and not plan_auto)) or key in approved
     if not ready:
         st.warning("This is a large configuration: " + ", ".join(
             [f"{rule_name(m, shape)} about {text.duration(sec)}" for m, sec in slow]
-            + ([f"the own-law LP has {cached.tree_lp_size(cfg.V, shape, law):,} entries"] if lp_why is None and not lp_auto else []))
+            + ([f"the own-law LP up to about {text.duration(cached.optimum_seconds(cfg.V, shape.L))}"]
+               if lp_why is None and not lp_auto else [])
+            + ([f"the LP-optimal verifier's plan has {cached.tree_lp_size(cfg.V, shape, law):,} entries"]
+               if plan_why is None and not plan_auto else []))
             + ".")
         if st.button("Compute anyway", type="primary", key="trees_go"):
             approved.add(key)
@@ -162,10 +193,10 @@ else:
         n, L = shape.budget, shape.L
         K_iid = n // L if n % L == 0 else None
         jobs = [(m, (lambda m=m: cached.tree_exact(cfg.spec, m, shape, law))) for m in rules
-                if m not in too_slow and (not REGISTRY[m].optimal_lp or lp_why is None)]
+                if m not in too_slow and (not REGISTRY[m].optimal_lp or plan_why is None)]
         if lp_why is None:
             jobs.append(("own_lp", lambda: cached.tree_lp_certificate(cfg.spec, shape, law)))
-        iid_why = None if K_iid is None else cached.lp_refusal(cfg.V, K_iid, L)
+        iid_why = None if K_iid is None else cached.optimum_refusal(cfg.V, L)
         if K_iid is not None and iid_why is None:
             jobs.append(("iid_lp", lambda: cached.chains_lp_certificate(cfg.spec, K_iid, L)))
         results = cached.run_with_progress(jobs, "Exact laws and LPs", after_s=0.0 if key in approved else
@@ -190,12 +221,20 @@ else:
                   certified_text(iid_cert),
                   help="The best lossless verifier of K = n/L i.i.d. chains of length L: what this law and shape "
                        "are compared with. " + CERTIFIED)
+        exact_values = [f"{what} {exact_note(c)}" for what, c in (("own-law LP", own_cert), ("i.i.d.-chains LP", iid_cert))
+                        if c is not None]
+        if exact_values:
+            line = "; ".join(exact_values)
+            st.caption(text.escape_markdown(line[:1].upper() + line[1:] + "."))
         uncertified = [f"{what}: {c.reason}" for what, c in (("own-law LP", own_cert), ("i.i.d.-chains LP", iid_cert))
                        if c is not None and not c.certified]
         if uncertified:
             st.caption(text.escape_markdown("Not certified, so given to 1e-9: " + "; ".join(uncertified) + "."))
         if lp_why is not None:
             st.info(text.escape_markdown(f"The own-law LP is not shown: {lp_why}"))
+        elif plan_why is not None and any(REGISTRY[m].optimal_lp for m in rules):
+            st.caption(text.escape_markdown(f"The LP-optimal verifier is not run: {plan_why}: its plan has a row per "
+                                            "drafted set; the own-law LP's value above is computed all the same."))
         if K_iid is None:
             st.caption(f"No i.i.d. chains have budget n = {n} at depth L = {L}: n/L is not a whole number.")
         elif iid_why is not None:
@@ -206,22 +245,33 @@ else:
                 "verifier": rule_name(m, shape),
                 "E[τ]": r.expected_accepted,
                 # the LP rule's E[τ] is the own-law LP's value: a fraction only where that is certified
-                "E[τ] as a fraction": ((own_cert.fraction or "") if own_cert is not None else "")
+                "fraction": ((own_cert.fraction or "") if own_cert is not None else "")
                 if REGISTRY[m].optimal_lp else text.fraction(r.expected_accepted, integers=True) or "",
-                "block efficiency E[τ]+1": r.block_efficiency,
-                "TV from q (measured)": text.clean(r.fidelity_tv),
+                "E[τ]+1": r.block_efficiency,
+                "TV from q": text.clean(r.fidelity_tv),
                 "lossless?": "yes" if r.is_lossless else "NO",
                 # a lossy rule's share of what lossless verifiers can reach compares nothing
-                "% of own-law LP": 100 * r.expected_accepted / own if own and r.is_lossless else None,
-                "% of i.i.d.-chains LP": 100 * r.expected_accepted / iid if iid and r.is_lossless else None,
+                "% own LP": 100 * r.expected_accepted / own if own and r.is_lossless else None,
+                "% i.i.d. LP": 100 * r.expected_accepted / iid if iid and r.is_lossless else None,
             } for m, r in rows])
             table = table.dropna(axis=1, how="all")
+            # short headers, each explained on hover: every column fits a 1280-px window's main column
             st.dataframe(table, hide_index=True, width="stretch", key="trees_table", placeholder=text.DASH,
-                         column_config={"E[τ]": st.column_config.NumberColumn(format="%.6f"),
-                                        "block efficiency E[τ]+1": st.column_config.NumberColumn(format="%.6f"),
-                                        "TV from q (measured)": st.column_config.NumberColumn(format="%.3g"),
-                                        "% of own-law LP": st.column_config.NumberColumn(format="%.2f"),
-                                        "% of i.i.d.-chains LP": st.column_config.NumberColumn(format="%.2f")})
+                         height="content", column_config={
+                             "E[τ]": st.column_config.NumberColumn(format="%.6f", help="Expected accepted tokens."),
+                             "fraction": st.column_config.TextColumn(help="E[τ] as the fraction it is, where it is one "
+                                                                          "(an LP's value only where certified)."),
+                             "E[τ]+1": st.column_config.NumberColumn(format="%.4f", help="Block efficiency: tokens "
+                                                                     "per target call."),
+                             "TV from q": st.column_config.NumberColumn(format="%.3g", help="The completed output "
+                                                                        "law's total-variation distance from q, measured."),
+                             "% own LP": st.column_config.NumberColumn(format="%.2f", help="E[τ] as a share of the "
+                                                                       "own-law LP (lossless rules only)."),
+                             "% i.i.d. LP": st.column_config.NumberColumn(format="%.2f", help="E[τ] as a share of the "
+                                                                          "i.i.d.-chains LP at the same budget.")})
+            settings = [f"{display_name(m, shape)} with {rule_settings(m)}" for m, _ in rows if rule_settings(m)]
+            if settings:
+                st.caption("Run " + "; ".join(settings) + " (their defaults).")
             lossy = [rule_name(m, shape) for m, r in rows if not r.is_lossless]
             if lossy:
                 st.warning(f"Not lossless here: {', '.join(lossy)} (TV from q above {LOSSLESS_TOL:g}): its output "

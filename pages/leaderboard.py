@@ -30,7 +30,7 @@ from pages.ui.text import all_methods
 routing.router_guard()
 
 ss = st.session_state
-SOURCES = ("Run a small sweep now", "Open a results folder", "Upload results")
+SOURCES = ("Run a small sweep now", "Open the example sweep", "Open a results folder", "Upload results")
 #: The sweep the page proposes: 60 instances, about 10 s on two cores once the cluster is up.
 ss.setdefault("lb_families", ["iid", "markov", "near"])
 ss.setdefault("lb_V", [2])
@@ -42,8 +42,18 @@ ss.setdefault("lb_methods", list(default_methods()))
 ss.setdefault("lb_laws", [])
 ss.setdefault("lb_budgets", [])
 ss.setdefault("lb_scheduler", os.environ.get(SCHEDULER_ENV, ""))
+#: Where the example sweep's results say they come from.
+EXAMPLE_ORIGIN = "Results read from the example sweep shipped with the app."
+
+
+@st.cache_data(show_spinner=False)
+def example_results() -> pd.DataFrame:
+    """The example sweep's rows (``results_root.read_example``), read once per server."""
+    return results_root.read_example()
+
+
 #: The results' sources as a link names them.
-SOURCE_NAMES = dict(zip(("run", "folder", "upload"), SOURCES))
+SOURCE_NAMES = dict(zip(("run", "example", "folder", "upload"), SOURCES))
 V_OPTIONS, K_OPTIONS, L_OPTIONS, BUDGETS = (list(range(V_RANGE[0], 7)), list(range(1, 5)), list(range(1, 4)),
                                             list(range(1, 9)))
 
@@ -95,7 +105,8 @@ if source == SOURCES[0]:
     c1, c2, c3, c4 = st.columns(4)
     families = c1.multiselect("Families", FAMILIES, key="lb_families",
                               help="iid, markov, table: a Dirichlet target and a draft mixed with noise; "
-                                   "near: a draft within ε of the target.")
+                                   "near: a draft within ε of the target; confident: a markov pair whose first token "
+                                   "is one token with probability 0.96 under both models.")
     Vs = c2.multiselect("Vocabulary sizes V", V_OPTIONS, key="lb_V")
     Ks = c3.multiselect("Drafts K", K_OPTIONS, key="lb_K")
     Ls = c4.multiselect("Draft lengths L", L_OPTIONS, key="lb_L")
@@ -164,6 +175,18 @@ if source == SOURCES[0]:
         except Exception as exc:  # noqa: BLE001
             error_boundary.show(exc, "the sweep")
 elif source == SOURCES[1]:
+    # The app's own sweep, shipped with it: a link opens a leaderboard on a fresh checkout at once.
+    routing.write_link(link)
+    st.caption("The sweep this page proposes (60 instances: families iid, markov and near, V = 2, K = 2 and 3, "
+               "L = 1 and 2, seed 0, the default rules), computed once and shipped with the app "
+               "(toy_models/sweeps/README.md): nothing to run.")
+    if ss.get("lb_result", {}).get("origin") != EXAMPLE_ORIGIN:
+        try:
+            ss["lb_result"] = {"frame": example_results(), "origin": EXAMPLE_ORIGIN}
+        except Exception as exc:  # noqa: BLE001
+            ss.pop("lb_result", None)
+            error_boundary.show(exc, "the example sweep")
+elif source == SOURCES[2]:
     # Only under the results root: a hosted app must not open the server's other files.
     path = st.text_input(f"Results folder under `{results_root.shown_root()}` (written by `python -m core sweep "
                          f"--out {results_root.shown_root()}NAME`)", key="lb_path",
@@ -199,7 +222,12 @@ frame: pd.DataFrame = result["frame"]
 board = leaderboard(frame)
 score = board["score"]
 name = "E/LP" if score == "ratio_lp" else "E[τ]"
-order = [m["method"] for m in board["methods"]]
+# a rule of one's own that failed on some instances: its rows say why, and are never scored
+failed = [m for m in board["methods"] if m.get("failures")]
+if "failure" in frame.columns:
+    frame = frame[frame["failure"].isna()]
+scored = [m for m in board["methods"] if m["n"]]
+order = [m["method"] for m in scored]
 # A view's choice from a link that these results do not have falls back to the view's default.
 for key, options in (("lb_a", order), ("lb_b", order), ("lb_rule", order),
                      ("lb_T", sorted(set(frame["temperature"])))):
@@ -217,12 +245,18 @@ counted = (f"{board['instances']} pairs of models, {board['analyses']} analyses 
            if drafts else f"{board['instances']} instances")
 st.markdown(f"{counted}; the mean {name} of each rule with its 95% confidence interval, "
             f"its lowest {name}, the share of instances where it is the best lossless rule (ties all count), "
-            f"and its largest fidelity error TV(output law, target).")
+            f"and its largest fidelity error TV(output law, target). A lossy rule is never ranked: its {name} "
+            f"is bought with loss.")
+ranks = iter(range(1, len(scored) + 1))
 st.dataframe(pd.DataFrame([{
+    "rank": str(next(ranks)) if m["lossless"] else "lossy: not ranked",
     "rule": text.short(m["method"]), f"mean {name}": m["mean"], "95% CI": f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
     f"min {name}": m["min"], "best on": f"{100 * m['best_share']:.0f}%", "max TV": text.number(m["max_tv"]),
-    "worst instance": describe(m["worst"])} for m in board["methods"]]),
+    "worst instance": describe(m["worst"])} for m in scored]),
     hide_index=True, width="stretch", key="lb_board")
+for m in failed:
+    st.error(text.escape_markdown(f"{text.short(m['method'])} failed on {m['failures']} analyses, which are not "
+                                  f"scored; the first: {m['failure']}"))
 
 bys = ("budget", "L") if drafts else ("K", "L")
 st.subheader(f"{name} by {bys[0]} and by {bys[1]}")
@@ -312,7 +346,7 @@ def _open(row: dict = rows[pick], method: str = rule) -> None:
     ss.toy_source = "JSON"
     ss.toy_json_p, ss.toy_json_q = row["draft"], row["target"]
     ss.toy_K, ss.toy_L, ss.toy_T = int(row["K"]), int(row["L"]), float(row["temperature"])
-    shown = ss.get("toy_methods") or toy_config.DEFAULT_METHODS
+    shown = ss.get("toy_methods") or toy_config.all_methods()
     ss.toy_methods = shown if method in shown else [*shown, method]
     ss["lb_goto_lab"] = True
 

@@ -45,7 +45,8 @@ st.markdown(
     "and the chosen verification rule keeps what it can. The draft is K chains of L tokens, a static "
     "token tree, or the dynamic tree EAGLE-2 grows from the draft's own probabilities. Watch the text "
     "grow: each iteration's accepted draft tokens are green (two shades alternate between iterations), "
-    "the extra token the verifier adds is gold. Block efficiency is tokens per target call.")
+    "and the extra token the verifier adds is yellow where it corrects a rejected draft token and orange "
+    "where it is a bonus after the whole draft was accepted. Block efficiency is tokens per target call.")
 st.markdown(token_text.LEGEND_HTML, unsafe_allow_html=True)
 
 methods = generation.decoder_methods()
@@ -167,7 +168,7 @@ if switched and (ss.dec_method != switched[1] or plan is not None and plan.iid_c
 if plan is not None and not verifies(ss.dec_method, plan):
     ss["dec_switched"] = switched = (ss.dec_method, TREE_RULE)
     ss.dec_method = TREE_RULE
-offered = methods if plan is None or plan.iid_chains else on_trees
+offered = methods if plan is None or plan.iid_chains else [m for m in on_trees if verifies(m, plan)]
 
 # The comparison offers the rules that run on at least one of its drafts; a choice left empty by a
 # change of the draft above falls back to the rules that verify it.
@@ -306,12 +307,14 @@ def _phases(m) -> dict[str, float]:
 
 
 def _metrics_row(m, draft: str | None) -> dict:
+    """One run of the comparison as its table's row: what the comparison is for first (the speedup is
+    set beside it), eight columns that fit the page's main column; the time per phase is the chart
+    beside the table."""
     alone = m.method == "autoregressive"
     return {"method": "Target alone" if alone else text.short(m.method), "draft": draft,
-            "block efficiency": m.block_efficiency, "tokens": m.tokens_generated,
-            "iterations (target calls)": m.iterations, "tokens/s": m.tokens_per_second,
-            "root 1 − TV(p, q)": None if alone else m.mean_root_acceptance,
-            **{f"{k} s": v for k, v in _phases(m).items()}}
+            "block efficiency": m.block_efficiency, "tokens/s": m.tokens_per_second,
+            "target calls": m.iterations, "tokens": m.tokens_generated,
+            "root acceptance": None if alone else m.mean_root_acceptance}
 
 
 text_box = st.empty()
@@ -477,14 +480,20 @@ if st.button("Compare", key="dec_compare_go", disabled=not runs):
     ss["dec_compare_result"] = {"pair": pair_picker.pair_id(pair), "metrics": out}
 cmp_ = ss["dec_compare_result"]["metrics"] if "dec_compare_result" in ss else None
 if cmp_:
-    rows = [_metrics_row(x, k[1] if isinstance(k, tuple) else None) for k, x in cmp_.items()]
     base = cmp_.get("autoregressive")
-    for r, x in zip(rows, cmp_.values()):
-        r["speedup vs target alone"] = (x.tokens_per_second / base.tokens_per_second) if base else None
+    # the speedup first after the run's name: what the comparison is for, never off the table's right edge
+    rows = [{**dict(list(r.items())[:2]), "speedup": (x.tokens_per_second / base.tokens_per_second)
+             if base else None, **dict(list(r.items())[2:])}
+            for r, x in ((_metrics_row(x, k[1] if isinstance(k, tuple) else None), x) for k, x in cmp_.items())]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="dec_compare_table", placeholder=text.DASH,
-                 column_config={k: st.column_config.NumberColumn(format="%.3f") for k in
-                                ("block efficiency", "tokens/s", *(f"{k} s" for k in PHASE_COLORS),
-                                 "speedup vs target alone")})
+                 column_config={
+                     "draft": st.column_config.TextColumn(width="medium"),
+                     "speedup": st.column_config.NumberColumn(
+                         format="%.2f×", help="Tokens per second over the target alone's, on this machine."),
+                     "block efficiency": st.column_config.NumberColumn(format="%.3f", help="Tokens per target call."),
+                     "tokens/s": st.column_config.NumberColumn(format="%.1f"),
+                     "root acceptance": st.column_config.NumberColumn(
+                         format="%.3f", help="1 − TV(p, q) at the first drafted position, averaged over the iterations.")})
     spec_runs = {k: v for k, v in cmp_.items() if k != "autoregressive"}
     a, b = st.columns(2)
     with a:

@@ -4,6 +4,8 @@ child is tested against, beside T, what is left of the target, see the residual 
 and run every method on the same drafts and coins."""
 from __future__ import annotations
 
+import itertools
+
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -13,7 +15,7 @@ import streamlit as st
 from core.data.laws import is_iid_chains
 from core.data.outcome import Step, Test
 from core.rules.registry import ALIASES, DEFAULT_RULE, Verifier, display_name, resolve
-from pages.ui import cached, charts, error_boundary, routing, text, toy_config
+from pages.ui import cached, charts, error_boundary, routing, rule_params, text, toy_config
 from pages.ui.figures.trees import draft_tree, token_tree, tokens_str
 from pages.ui.figures.step import compare_methods_bar, residual_bars, round_bars, traversal_step
 
@@ -269,16 +271,17 @@ def reveal_buttons(n: int, what: str) -> None:
     (a Traversal walk of 5 steps on drafts of length 2 means that the first leaf passed)."""
     at = st.session_state.step_pos
     done = at >= n
-    c1, c2, c3, c4, c5 = st.columns([1, 1, 1, 1, 3], vertical_alignment="center")
-    c1.button(f"Next {what}", type="primary", key="step_next", disabled=done, on_click=_move, args=(at + 1,),
-              icon=":material/skip_next:")
-    c2.button("Back", key="step_back", disabled=at == 0, on_click=_move, args=(at - 1,),
-              icon=":material/skip_previous:")
-    c3.button("Start over", key="step_restart", disabled=at == 0, on_click=_move, args=(0,),
-              icon=":material/replay:")
-    c4.button("Reveal all", key="step_all", disabled=done, on_click=_move, args=(n,),
-              help=f"Reveal every {what} at once: this gives away the ending.")
-    c5.markdown(f"**The verification ended after {n} {what}{'s' * (n != 1)}.**" if done else
+    # one row of buttons as wide as their labels (a row of equal columns cut "Next round" to "Next r…")
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.button(f"Next {what}", type="primary", key="step_next", disabled=done, on_click=_move, args=(at + 1,),
+               icon=":material/skip_next:")
+    row.button("Back", key="step_back", disabled=at == 0, on_click=_move, args=(at - 1,),
+               icon=":material/skip_previous:")
+    row.button("Start over", key="step_restart", disabled=at == 0, on_click=_move, args=(0,),
+               icon=":material/replay:")
+    row.button("Reveal all", key="step_all", disabled=done, on_click=_move, args=(n,),
+               help=f"Reveal every {what} at once: this gives away the ending.")
+    st.markdown(f"**The verification ended after {n} {what}{'s' * (n != 1)}.**" if done else
                 f"**{what.capitalize()} {at} revealed**; press *Next {what}* for the next one." if at else
                 f"Nothing revealed yet: press *Next {what}* to watch the first {what}.")
 
@@ -307,11 +310,11 @@ if picked is None:
     st.stop()
 shape, law = picked
 # K i.i.d. chains (however asked for) are drafts every method reads; any other shape or law is a token
-# tree, which only the rules defined on every tree verify (``cached.TREE_RULES``).
+# tree, which only the rules defined on every tree verify (``cached.tree_rules``).
 as_tree = not is_iid_chains(shape, law)
 K, L = shape.K, shape.L
 
-methods = list(cached.TREE_RULES) if as_tree else text.all_methods()
+methods = list(cached.tree_rules(shape, law)) if as_tree else text.all_methods()
 # on a token tree the rule shown round by round, on chains the registry's default
 default = next((m for m in methods if resolve(m).walk == "rounds"), methods[0]) if as_tree else \
     DEFAULT_RULE if DEFAULT_RULE in methods else methods[0]
@@ -323,6 +326,7 @@ method = c1.selectbox("Method to watch", methods, key="step_method",
                       format_func=lambda m: f"{display_name(m, shape)}: top-down multi-round rejection "
                       f"({text.short(m)}'s rule on any tree)" if as_tree and resolve(m).walk == "rounds"
                       else f"{text.short(m)}: {text.label(m)}")
+rule_params.controls([method], st.sidebar)          # the watched rule's own parameters, if it has any
 if "step_seed" not in st.session_state:
     st.session_state.step_seed = 0 if as_tree else distinct_drafts_seed(cfg.spec, K, L)
 st.session_state.setdefault("step_coin", 0)
@@ -509,8 +513,10 @@ with error_boundary.guard("the drafts"):
     st.markdown(f"Rejected so far (the set H): {{{', '.join(f'`{h}`' for h in H)}}}" if H else
                 "Rejected so far (the set H): none.")
 
+    # sections 3 and 4 numbered as they show: the ending's section only once it is revealed
+    sections = itertools.count(3)
     if complete:
-        st.header("3. The accepted sub-block and the extra token")
+        st.header(f"{next(sections)}. The accepted sub-block and the extra token")
         s = tuple(verdict.accepted)
         where = tokens_str(s)
         kind = ("a bonus token drawn from q(·|s), since the whole block was accepted" if verdict.is_bonus
@@ -532,7 +538,7 @@ with error_boundary.guard("the drafts"):
                        "normalize((q − p)₊); each rule has its own): it puts its mass where q exceeds what "
                        "the drafts already cover, which keeps a lossless method's output distributed as q.")
 
-    st.header("4. Every method on the same drafts and coin seed")
+    st.header(f"{next(sections)}. Every method on the same drafts and coin seed")
     ending = complete or st.toggle(
         "Show the ending now: every method's τ on these drafts", key="step_spoil",
         help="This gives away how the verification above ends; it is shown by itself once the last "
@@ -562,7 +568,7 @@ with error_boundary.guard("the drafts"):
         charts.chart(compare_methods_bar(rows), key="step_compare")
         st.dataframe(pd.DataFrame([{**r, "method": text.short(r["method"])} for r in rows]).rename(
             columns={"tau": "τ", "expected_tau_given_drafts": "E[τ | these drafts]"}),
-            hide_index=True, width="stretch", key="step_compare_table", placeholder=text.DASH,
+            hide_index=True, width="stretch", key="step_compare_table", placeholder=text.DASH, height="content",
             column_config={"E[τ | these drafts]": st.column_config.NumberColumn(format="%.4f")})
         st.caption("τ depends on the coins; E[τ | these drafts] averages over every coin exactly (a dash "
                    "where a method has no closed form and too many coin outcomes)."

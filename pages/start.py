@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.rules.registry import DEFAULT_RULE, REGISTRY
+from core.rules.registry import DEFAULT_RULE, REGISTRY, STORY_RULES
 from pages.ui import cached, charts, error_boundary, lazy, routing, text
 from pages.ui.figures.trees import draft_tree
 from toy_models import PRESETS
@@ -61,9 +61,11 @@ with right:
     st.page_link(routing.toy_lab(), label="Why several drafts help", icon=":material/account_tree:",
                  query_params={"preset": "several-drafts", "section": "drafts"},
                  help="A noisy draft of a peaked Markov target: watch E[τ] grow with K.")
-    st.caption("A noisy draft of a peaked Markov target: E[τ] against K for every method.")
+    story = [REGISTRY[m].short for m in STORY_RULES]
+    st.caption(f"A noisy draft of a peaked Markov target: E[τ] against K for {', '.join(story[:-1])} and "
+               f"{story[-1]} beside the LP optimum; every other method one click away.")
     st.page_link(routing.claims(), label="Is SpecTr-GBV lossless?", icon=":material/gavel:",
-                 query_params={"preset": "gbv-lossless"},
+                 query_params={"preset": "gbv-lossless", "tab": "live"},
                  help="The binary toy with K = 2: the output law is measured exactly against q.")
     st.caption("The binary toy with K = 2: every claim of the paper, with a verdict computed live.")
 

@@ -327,7 +327,7 @@ charts.chart(sweep_lines(be, ax, "mean", "lo", "hi", theory="exact_given_drafts"
 notes = [cut_note("block_efficiency", be)]
 summary = be.rename(columns={"count": "runs", "exact_given_drafts": RUN_NAMES["exact_given_drafts"],
                              **ci_names("block efficiency")}).drop(columns=["std", "cut"])
-single = [m for m in res["config"]["methods"] if REGISTRY[m].single_draft]
+single = [m for m in res["config"]["methods"] if getattr(REGISTRY.get(m), "single_draft", False)]
 if "speedup" in df:
     sp = summarize("speedup")
     notes.append(cut_note("speedup", sp))

@@ -85,6 +85,28 @@ def no_errors(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def page_texts(at: AppTest) -> list[str]:
+    """Every text the page shows: Markdown, captions, alerts, metrics (label and value), headers, the
+    cells of its tables (as strings), and its charts' legend names, value labels and titles."""
+    out = [e.value for kind in ("markdown", "caption", "info", "warning", "success", "error", "title", "header",
+                                "subheader") for e in at.get(kind)]
+    out += [f"{m.label} {m.value}" for m in at.metric]
+    for df in at.dataframe:
+        out += [str(v) for v in df.value.astype(str).to_numpy().ravel()]
+    for fig in figures_json(at):
+        out.append(str(fig["layout"].get("title", {}).get("text", "")))
+        for t in fig["data"]:
+            out.append(str(t.get("name", "")))
+            text = t.get("text")
+            out += [str(x) for x in text] if isinstance(text, list) else [str(text)] if text else []
+    return out
+
+
+#: A number a reader should never see: round-off shown in scientific notation (1.1e-16, 4e-17)
+#: where the value is exactly 0 (or 1, or a fraction) to 1e-12.
+ROUND_OFF = r"\d(?:\.\d+)?e-(?:1[3-9]|[2-9]\d|\d{3})"
+
+
 
 
 def make_tiny_pair(root) -> tuple[str, str]:

@@ -14,7 +14,13 @@ element, when
   or a title and a tick label do, or the chart's title runs into a plot area;
 * a legend entry lies outside the legend's own box (a legend that scrolls: its last entries are cut
   in an export), or the legend is taller than the plot area;
-* a metric's label (``st.metric``) is cut short with an ellipsis.
+* a bar does not start at 0: a bar's value axis (y, or x for horizontal bars) must reach 0 where
+  its bars start (its range holds 0, and no bar has a ``base`` of its own), since a bar's length is
+  its value; close values are dots on an axis that spans them, never bars on a cut axis;
+* the chart's toolbar (Plotly's modebar, which shows while the pointer rests on the chart) covers a
+  title or the legend;
+* a metric's label (``st.metric``) or a button's is cut short with an ellipsis;
+* a table (``st.dataframe``) scrolls inside itself: rows hidden below it or columns cut at its right.
 
 ``check_export_layout(page, export_page)`` does the same for the charts' slide-sized exports: each
 chart's figure (its data and layout, as the page received them) is laid out as ``figures.image``
@@ -52,6 +58,20 @@ PROBLEMS_JS = """(gd, slack) => {
     const svg = gd.querySelector('.main-svg');
     if (!svg) return [`${title}: not drawn`];
     const chart = box(svg);
+    // a bar's length is its value: its value axis holds 0 and no bar starts elsewhere
+    for (const trace of (gd._fullData || [])) {
+        if (trace.type !== 'bar' || trace.visible !== true) continue;
+        const horizontal = trace.orientation === 'h';
+        const axis = gd._fullLayout[(horizontal ? trace.xaxis : trace.yaxis).replace(/^([xy])/, '$1axis')];
+        const range = axis && axis.range;
+        const values = (horizontal ? trace.x : trace.y) || [];
+        if (trace.base !== undefined && trace.base !== null && [].concat(trace.base).some(b => b !== 0))
+            out.push(`${title}: the bars "${trace.name}" start at ${trace.base}, not at 0`);
+        if (axis && axis.type !== 'log' && range && values.length &&
+                !(Math.min(range[0], range[1]) <= 1e-9 && Math.max(range[0], range[1]) >= -1e-9))
+            out.push(`${title}: the bars "${trace.name}" are drawn on an axis from ${range[0].toFixed(3)} ` +
+                     `to ${range[1].toFixed(3)}, not from 0`);
+    }
     const texts = Array.from(gd.querySelectorAll('svg text')).filter(shown);
     for (const t of texts) {
         const r = box(t);
@@ -88,6 +108,11 @@ PROBLEMS_JS = """(gd, slack) => {
         for (let j = i + 1; j < labelled.length; j++)
             if (overlap(labelled[i][1], labelled[j][1]))
                 out.push(`${title}: "${labelled[i][0]}" overlaps "${labelled[j][0]}"`);
+    // the toolbar (Plotly's modebar, shown while the pointer rests on the chart) covers no title
+    const modebar = gd.querySelector('.modebar');
+    if (modebar && box(modebar).width > 0)
+        for (const [label, r] of labelled)
+            if (overlap(r, box(modebar))) out.push(`${title}: the chart's toolbar covers "${label}"`);
     const ticks = Array.from(gd.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text')).filter(shown);
     for (const [label, r] of labelled)
         for (const t of ticks)
@@ -124,14 +149,25 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
     return {data: JSON.parse(JSON.stringify(gd.data || [])), layout}; })"""
 
 
+#: In-page: the tables (``st.dataframe``) that scroll inside themselves: rows below the table's own
+#: bottom (a 15-row table drawn 10 rows high) or columns past its right edge ("TV from q (measur…").
+SCROLLING_TABLES_JS = """() => Array.from(document.querySelectorAll("[data-testid='stMain'] [data-testid='stDataFrame']"))
+    .flatMap(t => { const s = t.querySelector('.dvn-scroller'); if (!s) return [];
+        const out = [], name = (t.innerText || '').trim().split('\\n')[0].slice(0, 40);
+        if (s.scrollHeight > s.clientHeight + 2) out.push(`the table "${name}" scrolls: rows are hidden`);
+        if (s.scrollWidth > s.clientWidth + 2) out.push(`the table "${name}" scrolls: columns are cut`);
+        return out; })"""
+
+
 def chart_problems(page) -> list[str]:
     """Every layout problem of every Plotly chart drawn on ``page`` (a Playwright page)."""
     return page.evaluate(PAGE_PROBLEMS_JS, SLACK)
 
 
-#: In-page: the labels of the page's metrics (``st.metric``) that are cut ("LP optimum (best lossless …"):
-#: an element of the label whose text is wider than the element shows.
-CUT_LABELS_JS = """() => Array.from(document.querySelectorAll("[data-testid='stMetricLabel']"))
+#: In-page: the labels of the page's metrics (``st.metric``) and buttons that are cut ("LP optimum (best
+#: lossless …", "Next r…"): an element of the label whose text is wider than the element shows.
+CUT_LABELS_JS = """() => Array.from(document.querySelectorAll(
+        "[data-testid='stMetricLabel'], [data-testid='stMain'] button[data-testid^='stBaseButton']"))
     .filter(l => Array.from(l.querySelectorAll('*')).concat([l]).some(e => e.scrollWidth > e.clientWidth + 1))
     .map(l => l.innerText.trim())"""
 
@@ -142,7 +178,8 @@ def check_chart_layout(page, where: str = "", export: bool = False) -> int:
     in a page of ``page``'s browser opened and closed for it); return the number of charts checked.
     ``where`` names the page in the message."""
     n = page.locator(".js-plotly-plot").count()
-    problems = chart_problems(page) + [f'the metric label "{t}" is cut' for t in page.evaluate(CUT_LABELS_JS)]
+    problems = chart_problems(page) + [f'the label "{t}" is cut' for t in page.evaluate(CUT_LABELS_JS)] \
+        + page.evaluate(SCROLLING_TABLES_JS)
     assert not problems, f"{where}: " + "; ".join(problems)
     if export:
         exports = open_export_page(page.context)

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from pages.ui import figures  # noqa: E402
 from tests.apptest import (APP, figure, figures_json, markdown_table, no_errors, open_box, open_page,  # noqa: E402
                            pair_state, reveal, section, slider)
 
@@ -85,12 +86,12 @@ def test_start_binary_toy_link_opens_the_two_draft_case_it_describes():
 
 
 def test_lab_offers_every_registered_rule_at_first():
-    """Issue 32, item 7: a first visit shows all the registered rules, the LP-optimal verifier and
-    typical acceptance included, in the table and as bars."""
-    from core.rules.registry import REGISTRY
+    """Issue 32, item 7: a first visit shows all the registered rules that take K i.i.d. drafts, the
+    LP-optimal verifier and typical acceptance included, in the table and as bars."""
+    from core.rules.registry import REGISTRY, chains_rules
     at = open_page("pages/toy_lab.py")
     no_errors(at)
-    shorts = [cls.short for cls in REGISTRY.values()]
+    shorts = [REGISTRY[m].short for m in chains_rules()]
     assert list(_lab_table(at)["method"]) == shorts
     assert {"LP-optimal", "Typical"} <= {t["name"].split(" = ")[0] for t in figure(at, "Expected accepted tokens")["data"]}
 
@@ -136,7 +137,7 @@ def test_lab_method_selection_and_temperature():
     at.sidebar.multiselect[0].set_value(["bv", "rbv"]).run()
     no_errors(at)
     assert list(_lab_table(at)["method"]) == ["BV", "RBV"]
-    names = [t["name"] for t in figure(at, "Expected accepted tokens")["data"] if t["type"] == "bar"]
+    names = [t["name"] for t in figure(at, "Expected accepted tokens")["data"] if t.get("showlegend") is False]
     assert names == ["BV", "RBV"]
     e1 = _lab_table(at).set_index("method").loc["BV", "E[τ]"]
     slider(at, "toy_T").set_value(0.0).run()        # greedy: the block is accepted iff argmaxes agree
@@ -172,12 +173,14 @@ def test_lab_computes_and_draws_only_the_open_section():
     slider change redraws one chart, not four; a link names its tab; an unknown one says so."""
     at = open_page("pages/toy_lab.py")
     no_errors(at)
-    assert [t.label for t in at.tabs] == ["1. Every method, exactly", "2. Do more drafts help?",
-                                          "3. The optimal coupling", "4. Monte Carlo check", "5. Gain by depth"]
+    assert [t.label for t in at.tabs] == ["1. Every method", "2. Do more drafts help?", "3. Temperature",
+                                          "4. Draft length", "5. Optimal coupling", "6. Monte Carlo", "7. Gain by depth",
+                                          "8. What loss buys"]
     titles = lambda: [f["layout"]["title"]["text"] for f in figures_json(at)]  # noqa: E731
     assert len(titles()) == 1 and "Expected accepted tokens" in titles()[0]
     assert at.query_params["section"] == "methods"
-    for name, title in (("drafts", "against the number of drafts K"), ("coupling", "Optimal lossless verifier"),
+    for name, title in (("drafts", "against the number of drafts K"), ("temperature", "against the temperature T"),
+                        ("length", "against the draft length L"), ("coupling", "Optimal lossless verifier"),
                         ("monte-carlo", "Law of τ"), ("depth", "Gain by depth")):
         section(at, name)
         assert len(titles()) == 1 and title in titles()[0], titles()
@@ -202,10 +205,12 @@ def test_lab_large_configuration_warns_before_solving():
 def test_lab_too_large_offers_no_button_and_no_verdict_on_uncomputed_methods():
     """Issue 12, item 1: past core's hard limit nothing offers "Compute anyway"; times are in human
     units; the monotonicity sentence names exactly the methods it covers."""
-    from core.rules.registry import REGISTRY
-    # exact-match acceptance reads the first draft alone: its exact law costs V^L, not V^(K·L), large
-    # here but computable ("Compute anyway" for it alone), so it is left out of this configuration.
-    methods = [m for m in REGISTRY if m != "exact_match"]
+    from core.rules.registry import REGISTRY, chains_rules
+    # a rule that reads the first draft alone without a model-level programme (exact match, FlashInfer's
+    # chain): its exact law costs V^L, not V^(K·L), large here but computable ("Compute anyway" for it
+    # alone), so it is left out of this configuration.
+    methods = [m for m in chains_rules()
+               if not (REGISTRY[m].single_draft and not hasattr(REGISTRY[m], "model_output_law"))]
     at = open_page("pages/toy_lab.py", state={"toy_V": 12, "toy_K": 8, "toy_L": 4, "lab_kmax": 3,
                                               "lab_mc_n": 100, "toy_methods": methods})
     no_errors(at)
@@ -223,22 +228,78 @@ def test_lab_too_large_offers_no_button_and_no_verdict_on_uncomputed_methods():
 
 def test_lab_several_drafts_preset_shows_every_method_and_the_lp_at_every_K():
     """Issue 12, item 2: the Start page's flagship preset shows the LP optimum and every registered
-    method at K = 1..4, without a button."""
-    from core.rules.registry import REGISTRY
+    method at K = 1..4, without a button: the curves that tell the story (SD, BV, SpecTr, Traversal and
+    the LP optimum) at first, a 19-line chart being unreadable on a slide, and every chosen method and
+    bound with the toggle (``every=1`` in the address)."""
+    from core.rules.registry import REGISTRY, STORY_RULES, chains_rules
     at = open_page("pages/toy_lab.py", query={"preset": "several-drafts"},
-                   state={"toy_methods": list(REGISTRY)})
+                   state={"toy_methods": chains_rules()})
     no_errors(at)
     assert not any(b.key in ("lab_go", "lab_lp") for b in at.button)
-    assert list(_lab_table(at)["method"]) == [cls.short for cls in REGISTRY.values()]
+    table = _lab_table(at)
+    assert list(table["method"]) == [REGISTRY[m].short for m in chains_rules()]
     metrics = {m.label: m.value for m in at.metric}
     assert all(v != "—" for v in metrics.values()), metrics
-    vs_k = figure(section(at, "drafts"), "against the number of drafts K")
-    lines = {t["name"].split(" = ")[0]: list(t["x"]) for t in vs_k["data"]}   # "RBV = Traversal here": RBV
-    for cls in REGISTRY.values():
-        assert lines[cls.short] == [1, 2, 3, 4]
-    lp = next(v for k, v in lines.items() if k.startswith("LP optimum"))
-    assert lp == [1, 2, 3, 4]
+
+    def lines(at):
+        fig = figure(at, "against the number of drafts K")
+        return {figures.own_name(t["name"]).replace(figures.LOSSY_MARK, ""): list(t["x"]) for t in fig["data"]}
+
+    story = lines(section(at, "drafts"))
+    assert set(story) == {REGISTRY[m].short for m in STORY_RULES} | {"LP optimum (best lossless verifier)"}
+    assert all(x == [1, 2, 3, 4] for x in story.values())
+    assert "every" not in at.query_params
+    at.toggle(key="lab_every").set_value(True).run()
+    every = lines(at)
+    for m in chains_rules():
+        assert every[REGISTRY[m].short] == [1, 2, 3, 4]
+    assert next(v for k, v in every.items() if k.startswith("LP optimum")) == [1, 2, 3, 4]
+    assert len(every) == len(chains_rules()) + 4 and at.query_params["every"] == "1"
+    # a rule that is not lossless here has its points drawn open and its name marked so
+    marked = {figures.own_name(t["name"]).replace(figures.LOSSY_MARK, "")
+              for t in figure(at, "against the number of drafts K")["data"] if figures.LOSSY_MARK in t["name"]}
+    lossy = set(table[table["lossless?"] == "NO"]["method"])
+    assert lossy and lossy <= marked and "SpecTr-GBV" in marked
     assert not any("Left out" in c.value for c in at.caption)
+    linked = open_page("pages/toy_lab.py", query={"preset": "several-drafts", "section": "drafts", "every": "1"},
+                       state={"toy_methods": list(REGISTRY)})
+    assert len(lines(linked)) == len(chains_rules()) + 4
+
+
+def test_lab_draws_e_tau_against_temperature_and_length_one_link_each():
+    """What does temperature do, and do longer drafts help?  One link each opens E[τ] against T
+    (0.1 to 2 and the sidebar's T) and against L (1 to 4): every point exact, the same values as the
+    laboratory's first tab at that T or L, with the LP optimum; a point where a rule is not lossless is
+    drawn open and its name says so."""
+    from core.analysis.exact import exact_analysis
+    from core.bounds import optimal_lp
+    from toy_models import PRESETS
+    binary = PRESETS["binary-toy"]
+    at = open_page("pages/toy_lab.py", query={"preset": "binary-toy", "K": "2", "section": "temperature",
+                                              "methods": "sd,traversal,typical"})
+    no_errors(at)
+    fig = figure(at, "against the temperature T")
+    by = {figures.own_name(t["name"]): t for t in fig["data"]}
+    assert [round(x, 1) for x in by["SD"]["x"]] == [round(0.1 * i, 1) for i in range(1, 21)]
+    for T in (0.3, 1.0, 1.7):
+        p, q = binary.draft.with_temperature(T), binary.target.with_temperature(T)
+        i = [round(x, 1) for x in by["SD"]["x"]].index(T)
+        assert by["SD"]["y"][i] == pytest.approx(exact_analysis("sd", p, q, 1, 2).expected_accepted, abs=1e-12)
+        assert by["Traversal"]["y"][i] == pytest.approx(exact_analysis("traversal", p, q, 2, 2).expected_accepted,
+                                                        abs=1e-12)
+        lp = by["LP optimum (best lossless verifier)"]
+        assert lp["y"][i] == pytest.approx(optimal_lp(p, q, 2, 2).value, abs=1e-9)
+    typical = next(t for t in fig["data"] if t["name"].startswith("Typical"))
+    assert typical["name"].endswith(figures.LOSSY_MARK) and "-open" in " ".join(typical["marker"]["symbol"])
+    assert at.query_params["section"] == "temperature"
+    length = figure(open_page("pages/toy_lab.py", query={"preset": "binary-toy", "K": "2", "section": "length",
+                                                         "methods": "sd,traversal"}), "against the draft length L")
+    sd = next(t for t in length["data"] if t["name"] == "SD")
+    assert list(sd["x"]) == [1, 2, 3, 4]
+    p, q = binary.draft.with_temperature(1.0), binary.target.with_temperature(1.0)
+    assert sd["y"] == pytest.approx([exact_analysis("sd", p, q, 1, L).expected_accepted for L in (1, 2, 3, 4)],
+                                    abs=1e-12)
+    assert sd["y"][1] == pytest.approx(10 / 9, abs=1e-12)          # the paper's SD at L = 2
 
 
 def test_lab_binary_toy_shows_exact_fractions_and_clean_zeros():
@@ -254,7 +315,7 @@ def test_lab_binary_toy_shows_exact_fractions_and_clean_zeros():
     assert len(lossless) >= 2 and (lossless == 0.0).all() and not any(str(x).startswith("-") for x in lossless)
     fractions = next(c.value for c in at.caption if c.value.startswith("As exact fractions"))
     assert "LP optimum (best lossless verifier) = 11/9" in fractions
-    assert "Acausal coupling bound (unattainable) = 4/3" in fractions
+    assert "Acausal coupling bound = 4/3" in fractions
 
 
 def test_lab_percent_of_lp_optimum_column():
@@ -268,7 +329,7 @@ def test_lab_percent_of_lp_optimum_column():
 def test_labels_symbols_notes_and_export_on_start_and_lab():
     """Issue 12, items 4 and 7: "short — label" from the metadata; a "What am I looking at?" note per
     figure defining its symbols; "lossless", never "valid"; every chart exports a PNG at slide scale."""
-    from core.rules.registry import REGISTRY
+    from core.rules.registry import REGISTRY, chains_rules
     start = open_box(open_page("pages/start.py"), "start_methods")     # the methods' table, opened
     no_errors(start)
     md = " ".join(m.value for m in start.markdown)
@@ -277,7 +338,7 @@ def test_labels_symbols_notes_and_export_on_start_and_lab():
     lab = open_page("pages/toy_lab.py", query={"preset": "binary-toy"})
     no_errors(lab)
     options = next(m for m in lab.sidebar.multiselect if m.key == "toy_methods").options
-    assert options == [f"{cls.short} — {cls.label}" for cls in REGISTRY.values()]
+    assert options == [f"{REGISTRY[m].short} — {REGISTRY[m].label}" for m in chains_rules()]
     for at, symbols in ((start, ["τ", "E[τ]", "block efficiency", "extra token", "residual"]),
                         (lab, ["E_CIC", "LP optimum", "acausal bound", "greedy relaxation", "lossless"])):
         charts = at.get("plotly_chart")
@@ -317,7 +378,7 @@ def test_lab_url_holds_the_configuration_and_a_link_restores_it():
     no_errors(again)
     for key, value in {"toy_source": "Seeded random", "toy_seed": 4, "toy_K": 3, "toy_T": 0.5,
                        "toy_methods": ["bv", "rbv"], "lab_mc_n": 100,
-                       "lab_section": "4. Monte Carlo check"}.items():
+                       "lab_section": "6. Monte Carlo"}.items():
         assert again.session_state[key] == value
     pd.testing.assert_frame_equal(again.dataframe[0].value, mc_table)    # the same tab, the same numbers
     assert dict(again.query_params) == url
@@ -406,7 +467,7 @@ def test_step_reveal_and_compare_methods():
 # ------------------------------------------------------------------------------------------------
 
 def test_claims_on_the_gbv_preset():
-    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless", "tab": "live"})
     no_errors(at)
     v = at.session_state["claims_verdicts"]
     assert v["Lossless"] == "fails here"
@@ -417,10 +478,12 @@ def test_claims_on_the_gbv_preset():
 
 
 def test_claims_change_with_configuration_and_search():
-    at = open_page("pages/claims.py", query={"preset": "binary-toy"})
+    at = open_page("pages/claims.py", query={"preset": "binary-toy", "tab": "live"})
     no_errors(at)
     v1 = dict(at.session_state["claims_verdicts"])
     assert v1["Attains its stated E_CIC"] == "holds here"          # 4/3 at K = 1 on the binary toy
+    at.session_state["claims_tab"] = "3. Search for counterexamples"
+    at.run()
     at.button(key="claims_search").click().run()
     no_errors(at)
     found = at.session_state["claims_found"]
@@ -478,8 +541,10 @@ def test_live_decoder_generates_and_opens_a_tree(tiny_pair):
     no_errors(at)
     table = at.dataframe[-1].value
     assert list(table["method"]) == ["BV", "RBV", "Target alone"]
-    assert table["speedup vs target alone"].iloc[-1] == pytest.approx(1.0)
-    root = table["root 1 − TV(p, q)"]
+    assert table["speedup"].iloc[-1] == pytest.approx(1.0)
+    assert list(table.columns)[:3] == ["method", "draft", "speedup"]     # never off the right edge
+    assert len(table.columns) == 8                                       # every column fits the page's width
+    root = table["root acceptance"]
     assert all(0 < x <= 1 for x in root.iloc[:2]) and pd.isna(root.iloc[-1])   # no draft, no root
 
 
@@ -631,7 +696,7 @@ def test_a_fresh_server_loads_the_bundled_pair_beside_the_prewarm_thread():
 # ------------------------------------------------------------------------------------------------
 
 def test_lab_monte_carlo_tests_the_output_law_and_says_what_each_check_covers():
-    """Item 9: beside "E[τ] in the interval?", each method's sampled outputs s·y are tested against its
+    """Item 9: beside "in the interval?", each method's sampled outputs s·y are tested against its
     own exact output law (chi-square), with the numbers core gives for the same seed; the caption says
     that the E[τ] check covers the mean only and that agreeing with its own law is not losslessness."""
     from core.analysis.exact import exact_analysis
@@ -642,17 +707,17 @@ def test_lab_monte_carlo_tests_the_output_law_and_says_what_each_check_covers():
     at = open_page("pages/toy_lab.py", query={"preset": "gbv-lossless", "section": "monte-carlo",
                                               "methods": "bv,spectr_gbv", "mc_n": "3000", "mc_seed": "0"})
     no_errors(at)
-    table = next(d.value for d in at.dataframe if "output law: χ² p-value" in d.value.columns).set_index("method")
+    table = next(d.value for d in at.dataframe if "χ² p-value" in d.value.columns).set_index("method")
     assert "agrees?" not in table.columns
     pr = PRESETS["gbv-lossless"]
     for m in ("bv", "spectr_gbv"):
         law = exact_analysis(m, pr.draft, pr.target, 2, 2).output_law
         test = output_law_test(monte_carlo(m, pr.draft, pr.target, 2, 2, 3000, 0), law)
         row = table.loc[figures.short(m)]
-        assert row["output law: χ² p-value"] == pytest.approx(test.p_value, abs=1e-12)
-        assert row["TV(sampled, exact law)"] == pytest.approx(test.tv, abs=1e-12)
-        assert row["output law matches the exact law?"] == ("yes" if test.p_value >= 0.05 else "no")
-    assert table.loc["SpecTr-GBV", "output law matches the exact law?"] == "yes"   # p = 0.09 at this seed
+        assert row["χ² p-value"] == pytest.approx(test.p_value, abs=1e-12)
+        assert row["TV to exact law"] == pytest.approx(test.tv, abs=1e-12)
+        assert row["law matches?"] == ("yes" if test.p_value >= 0.05 else "no")
+    assert table.loc["SpecTr-GBV", "law matches?"] == "yes"   # p = 0.09 at this seed
     caption = " ".join(c.value for c in at.caption)
     assert "compares the mean only" in caption and "not whether the method is lossless" in caption
 
@@ -660,7 +725,7 @@ def test_lab_monte_carlo_tests_the_output_law_and_says_what_each_check_covers():
 def test_claims_timing_verdict_is_worded_as_a_measurement():
     """Item 9: the O(|Ω|) verdict is a wall-clock fit: its heading and the summary say "consistent
     with the timing" (or not), never "holds here"; the exact verdicts keep "holds here"/"fails here"."""
-    at = open_page("pages/claims.py", query={"preset": "gbv-lossless"})
+    at = open_page("pages/claims.py", query={"preset": "gbv-lossless", "tab": "live"})
     no_errors(at)
     heading = next(h.value for h in at.subheader if h.value.startswith("Verification in O(|Ω|)"))
     assert "holds here" not in heading and "fails here" not in heading
@@ -691,7 +756,7 @@ def test_lab_links_to_the_draft_trees_page_on_the_same_models():
     trees = open_page("pages/draft_trees.py", query=query)
     no_errors(trees)
     assert figure(trees, f"chains {query['K']}×{query['L']} drafted by iid")
-    table = next(d.value for d in trees.dataframe if "E[τ] as a fraction" in d.value.columns)
+    table = next(d.value for d in trees.dataframe if "fraction" in d.value.columns)
     shown = table.set_index(table["verifier"].str.split(" ").str[0])["E[τ]"]
     assert shown["traversal"] == pytest.approx(lab["Traversal"], abs=1e-12)
     assert shown["rrs"] == pytest.approx(lab["SpecInfer"], abs=1e-12)       # rrs is SpecInfer's rule
@@ -733,10 +798,13 @@ def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_agains
     from pages.ui.toy_config import LAB_SECTIONS
     assert at.session_state["lab_section"] == LAB_SECTIONS["drafts"]
     vs_K = figure(at, "against the number of drafts K")
-    names = {t["name"].split(" = ")[0] for t in vs_K["data"]}      # "RBV = Traversal here": RBV
-    assert set(BEST) <= names
-    otv = next(t for t in vs_K["data"] if t["name"].split(" = ")[0] == "OTV")
-    assert list(otv["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
+    # the few curves that tell the story, every K computed, and the rest a toggle away
+    from core.rules.registry import REGISTRY, STORY_RULES
+    names = [figures.own_name(t["name"]) for t in vs_K["data"]]      # "RBV = Traversal here": RBV
+    assert names == [REGISTRY[m].short for m in STORY_RULES] + ["LP optimum (best lossless verifier)"]
+    for t in vs_K["data"]:
+        assert list(t["x"]) == list(range(1, at.session_state["lab_kmax"] + 1))      # every K shown, computed
+    assert at.toggle(key="lab_every").value is False
     for label in ("The binary toy, two drafts", "Is SpecTr-GBV lossless?"):
         page, query = links[label]
         at = open_page(f"pages/{page}.py", query=query)
@@ -744,7 +812,7 @@ def test_start_links_open_with_the_best_rules_and_several_drafts_on_e_tau_agains
         if page == "toy_lab":
             assert set(BEST) <= set(_lab_table(at)["method"])
         else:          # the claims page shows them for scale beside SpecTr-GBV's E[τ] against K
-            assert set(BEST) <= {t["name"].split(" = ")[0]
+            assert set(BEST) <= {figures.own_name(t["name"])
                                  for t in figure(at, "against the number of drafts K")["data"]}
 
 
@@ -1011,12 +1079,15 @@ def test_live_decoder_every_option_runs_with_the_other_controls_at_their_default
 def test_live_decoder_every_rule_offered_generates_on_the_default_drafts(tiny_pair):
     """Every rule the Method box offers generates on the default chains (all of them) and on the
     default static tree (the token-tree rules), as do T = 0 and T = 2 with RBV."""
+    from core.data.shapes import Shape
     from core.decoding.plans import tree_rules
+    from core.rules.registry import REGISTRY
     from pages.ui import generation
 
     at = open_page("pages/live_decoder.py", state={**pair_state(tiny_pair), "dec_max": 8})
     runs = [("chains", m, None) for m in generation.decoder_methods()]
-    runs += [("tree", m, None) for m in tree_rules(generation.decoder_methods())]
+    runs += [("tree", m, None) for m in tree_rules(generation.decoder_methods())
+             if REGISTRY[m].supports(Shape.tree((2, 2, 1)), "iid")]      # a released port: its engine's drafts
     runs += [("chains", "rbv", 0.0), ("chains", "rbv", 2.0)]
     for shape, method, T in runs:
         at.radio(key="dec_shape").set_value(shape).run()
@@ -1105,8 +1176,10 @@ def test_live_decoder_switches_a_rule_that_cannot_verify_the_draft_and_refuses_a
                                                     "dec_law": "wor", "dec_method": "bv"})
     no_errors(at)
     assert at.selectbox(key="dec_method").value == "traversal"
+    # and TensorRT-LLM's released rule, which runs on trees drafted without replacement (SGLang's and
+    # llama.cpp's run on i.i.d. or top-k children only)
     assert at.selectbox(key="dec_method").options == [f"{figures.short(m)}: {text.label(m)}"
-                                                     for m in ("specinfer", "traversal", "typical", "eagle")]
+                                                     for m in ("specinfer", "traversal", "typical", "eagle", "trtllm_tree")]
     assert [i.value for i in at.info][0] == ("BV is defined on K i.i.d. chains only: Traversal, a lossless rule on "
                                              "token trees, verifies this draft.")
     assert not at.button(key="dec_go").disabled

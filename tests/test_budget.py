@@ -217,7 +217,7 @@ def test_the_table_marks_the_laws_that_do_not_exist(tables):
     """Spec §5: on the binary toy only iid exists for b = (1, 3) and (1, 5) (and chains 3×2 need
     three distinct root tokens); each refusal carries its one-line reason."""
     for n, label, reason in [(4, "b = (1, 3)", "needs 3 distinct tokens"), (6, "b = (1, 5)", "needs 5 distinct tokens"),
-                             (6, "chains 3×2", "needs 3 distinct tokens at node ()")]:
+                             (6, "chains 3×2", "needs 3 distinct tokens at node ∅")]:
         table = cells(tables[("bin", n)])
         assert table[(label, "iid", "rrs")]["refused"] is None
         for law in ("wor", "topk", "greedy"):
@@ -389,7 +389,8 @@ def test_lp_values_in_tree_mode_carry_their_certificate():
                          "--temperature", "0.7")
     assert "not certified" in out.splitlines()[3]
     status, out, _ = cli("bound", "--preset", "binary-toy", "--tree", "2,1", "--law", "wor", "--kind", "lp")
-    assert out.splitlines()[3].split()[-1] == "17/9"
-    # today's outputs carry no certificate (tests/test_trees.py checks them byte for byte)
+    assert out.splitlines()[1].split()[4] == "fraction" and out.splitlines()[3].split()[4] == "17/9"
+    # K i.i.d. chains carry theirs as the trees do
     status, out, _ = cli("bound", "--preset", "binary-toy", "--K", "2", "--L", "2", "--kind", "lp", "--json")
-    assert "certified" not in json.loads(out)
+    data = json.loads(out)
+    assert (data["value_fraction"], data["certified"]) == ("131/81", True)

@@ -40,9 +40,11 @@ VIEWS = [
     (f"toy_lab?preset=binary-toy&methods={EVERY_RULE}&section=methods", 1),
     (f"toy_lab?preset=binary-toy&methods={EVERY_RULE}&section=drafts", 1),
     (f"toy_lab?preset=binary-toy&methods={EVERY_RULE}&section=monte-carlo", 1),
+    ("toy_lab?preset=binary-toy&kmax=64&section=drafts", 1),
+    ("toy_lab?preset=binary-toy&K=2&methods=sd,bv,rbv,typical,hsd,spectr_gbv&section=loss", 1),
     ("one_step?shown=99", 3),
     ("one_step?shape=tree&b=2,2&law=topk&shown=99", 3),
-    ("claims", 3),
+    ("claims?tab=live", 3),
     ("draft_trees?preset=binary-toy&chart_max=8", 2),
     ("draft_trees?preset=binary-toy&shape=tree&b=2,2&law=topk&chart_max=7", 2),
 ]
@@ -118,8 +120,10 @@ def _run_figures():
     return [
         figures.tau_vs_K({m: [(K, 1 + 0.03 * i + 0.1 * K) for K in Ks] for i, m in enumerate(rules)},
                          {b: [(K, 2 + 0.02 * j + 0.1 * K) for K in Ks] for j, b in enumerate(figures.BOUND_STYLE)}, 2),
-        figures.expected_tau_bars([{"method": m, "expected_accepted": 1.40 + 0.02 * i, "fidelity_tv": 0.0}
-                                   for i, m in enumerate(rules)], {"lp_optimum": 1.62, "acausal": 1.7, "greedy": 1.8}),
+        figures.expected_tau_chart([{"method": m, "expected_accepted": 1.40 + 0.02 * i, "fidelity_tv": 0.0}
+                                    for i, m in enumerate(rules)], {"lp_optimum": 1.62, "acausal": 1.7, "greedy": 1.8}),
+        figures.expected_tau_chart([{"method": m, "expected_accepted": 0.4 + 0.1 * i, "fidelity_tv": 0.1 * (i % 3 == 0)}
+                                    for i, m in enumerate(rules)], {"lp_optimum": 1.62, "acausal": 1.7, "greedy": 1.8}),
         figures.tau_histograms({m: [0.3, 0.3, 0.4] for m in rules},
                                {m: (np.array([0.3, 0.3, 0.4]),) * 3 for m in rules}, 100_000),
         figures.acceptance_per_position(runs),

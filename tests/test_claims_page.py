@@ -15,7 +15,7 @@ from tests.apptest import figure, markdown_table, no_errors, open_box, open_page
 
 #: A seeded random Markov pair (V = 3) on which best-of-K + BV's E[τ] drops with K at L = 1.
 DROPS = {"source": "Seeded random", "kind": "markov", "V": "3", "alpha": "0.5", "mix": "0.3", "seed": "4",
-         "K": "2", "L": "1", "T": "1"}
+         "K": "2", "L": "1", "T": "1", "tab": "live"}
 
 
 def _text(at) -> str:
@@ -56,7 +56,7 @@ def test_every_chart_exports_and_the_commands_carry_temperature_and_models():
 
 
 def test_search_uses_the_chosen_V_temperature_and_families_and_counts_per_claim():
-    at = open_page("pages/claims.py", query={"preset": "binary-toy"})
+    at = open_page("pages/claims.py", query={"preset": "binary-toy", "tab": "search"})
     at.slider(key="claims_trials").set_value(6)
     at.slider(key="claims_search_V").set_value((2, 4))
     at.slider(key="claims_search_T").set_value(0.5)
@@ -82,29 +82,74 @@ def test_search_uses_the_chosen_V_temperature_and_families_and_counts_per_claim(
 
 
 def test_every_registered_claim_is_listed_by_source_with_its_verdict_and_a_link():
-    """The registry's claims, grouped by source: single-instance verdicts at once, family verdicts
-    after the button, each with its instance's link (the laboratory or the Draft trees page)."""
+    """The registry's claims, grouped by source, every verdict at once (the family verdicts as shipped:
+    no button, no wait), each with where it is tested (one instance, or a family and its regime), its
+    numbers in words, and its instance's link (the laboratory or the Draft trees page)."""
     from core.claims.base import decide
     from core.claims.registry import CLAIMS, SOURCES
 
-    at = open_page("pages/claims.py", query={"preset": "binary-toy"})
+    at = open_page("pages/claims.py")
     no_errors(at)
+    assert at.session_state["toy_preset"] == "gbv-lossless"        # a plain /claims: the binary toy, K = 2
+    assert not [b for b in at.button if b.key == "claims_families"]
     text = " ".join(m.value for m in at.markdown)
     for source in SOURCES.values():
         assert source.title.split(",")[0] in text
     shown = at.session_state["claims_registry"]
-    single = [c for c in CLAIMS if c.family is None]
-    assert set(shown) == {c.key for c in single}
-    assert shown["greedy-multipath/bv-optimal-k1"] == "holds here"
-    assert "not computed yet" in text
-    at.button(key="claims_families").click().run()
-    no_errors(at)
-    shown = at.session_state["claims_registry"]
     assert set(shown) == {c.key for c in CLAIMS}
-    fam = next(c for c in CLAIMS if c.key == "delayed-expansion/delayed-beats-root")
-    assert shown[fam.key] == decide(fam).words == "holds on 0 of 16 instances"
-    text = " ".join(m.value for m in at.markdown)
+    assert shown["greedy-multipath/bv-optimal-k1"] == "holds here"
+    for key, words in (("delayed-expansion/delayed-beats-root-premise", "holds on 20 of 20 instances"),
+                       ("delayed-expansion/delayed-beats-root", "holds on 0 of 16 instances")):
+        fam = next(c for c in CLAIMS if c.key == key)
+        assert shown[key] == decide(fam).words == words
+    assert "not computed yet" not in text
     assert "(draft_trees?source=JSON" in text and "(toy_lab?source=Preset&preset=binary-toy" in text
+    delayed = [line for m in at.markdown for line in m.value.splitlines()
+               if line.startswith("| Delaying the branching point improves")]
+    # the source's premise first, then a generic family beside it, each labelled
+    assert [line.split(" | ")[2].split(":")[0] for line in delayed] == ["the source's premise", "generic"]
+    assert "the source's premise: a first token that draft and target share with probability 0.96" in text
+    # the numbers read as words, never as the fields the code names them by
+    for field in ("over_emission", "min_F", "unattainable", "fidelity_tv", "expected_accepted", "= True", "= False"):
+        assert field not in text, field
+    assert "E[τ] at K = 1, 2, 3, 4" in text.replace("\\", "")     # "never decreases as K grows" shows its numbers
+
+
+def test_the_engines_sources_are_listed_under_their_own_heading_after_the_papers():
+    """The sources of group ``engines`` (the verification code serving engines ship) come under an
+    "Engines" heading after the papers' and trackers', each with its claims; whatever sources have that
+    group are listed there, read from the registry."""
+    from core.claims.registry import SOURCES
+
+    at = open_page("pages/claims.py")
+    no_errors(at)
+    headings = [h.value for h in at.subheader]
+    assert headings[:2] == ["Papers and trackers", "Engines"]
+    engines = [s for s in SOURCES.values() if s.group == "engines"]
+    assert {"trtllm", "sglang", "sglang-rocm", "llamacpp", "flashinfer"} <= {s.id for s in engines}
+    text = [m.value for m in at.markdown]
+    # every engine's title after every paper's: the group's order on the page
+    first_engine = min(i for i, t in enumerate(text) for s in engines if t.startswith(f"**{s.title.split(',')[0]}"))
+    last_paper = max(i for i, t in enumerate(text) for s in SOURCES.values() if s.group == "papers"
+                     and t.startswith(f"**{s.title.split(',')[0]}"))
+    assert last_paper < first_engine
+    assert any(c.value.startswith("The verification code serving engines ship") for c in at.caption)
+
+
+def test_the_claims_that_fail_are_one_link():
+    """Which recent claims fail?  ``/claims?show=fails`` lists only the claims whose verdict fails here
+    (a family's: on some instance), and says how many of how many."""
+    from core.claims.base import FAILS, decide
+    from core.claims.registry import CLAIMS
+
+    at = open_page("pages/claims.py", query={"show": "fails"})
+    no_errors(at)
+    n = sum(decide(c).status == FAILS for c in CLAIMS)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{n} of {len(CLAIMS)} claims fail here**" in text and n > 10
+    listed = [line for m in at.markdown for line in m.value.splitlines() if line.startswith("| ") and "claim |" not in line]
+    assert len(listed) == n and all(":red[" in line for line in listed)
+    assert at.query_params["show"] == "fails"
 
 
 def test_a_family_verdicts_worst_instance_opens_in_the_laboratory_with_its_numbers():
@@ -129,7 +174,7 @@ def test_a_tree_claims_worst_instance_opens_on_the_draft_trees_page():
     from core.claims.base import decide
     from core.claims.registry import get_claim
 
-    v = decide(get_claim("delayed-expansion/delayed-beats-root"))
+    v = decide(get_claim("delayed-expansion/delayed-beats-root-premise"))
     at = open_page("pages/draft_trees.py", query=v.instance.query())
     no_errors(at)
     assert at.session_state["tree_kind"] == "tree" and at.session_state["tree_b"] == "1,3"

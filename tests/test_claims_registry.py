@@ -184,9 +184,13 @@ def test_the_command_line_prints_every_verdict_as_json():
     rows = json.loads(out.stdout)
     assert len(rows) == len(CLAIMS) and len({r["source"] for r in rows}) >= 7
     assert all(r["verdict"] and r["numbers"] is not None for r in rows)
+    regimes = {r["claim"]: r["regime"] for r in rows}
+    assert regimes["delayed-expansion/delayed-beats-root-premise"].startswith("the source's premise")
+    assert regimes["medusa/lossy"] is None                     # one instance: no regime
     one = subprocess.run([sys.executable, "-m", "core", "claims", "--source", "medusa"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert one.returncode == 0 and "medusa/lossy: holds here" in one.stdout
+    assert "medusa/greedy-lossless: holds on 24 of 24 instances [every pair:" in one.stdout
     bad = subprocess.run([sys.executable, "-m", "core", "claims", "--source", "x"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown source" in bad.stderr
@@ -217,3 +221,101 @@ def test_traversal_gains_over_specinfer_deeper_than_the_root():
     t = deeper_gain_trial(P, Q, 2, 2)
     assert t.holds and t.numbers["gain_by_depth"] == pytest.approx([0.0, 1 / 9], abs=1e-12)
     assert verdict("delayed-expansion/traversal-gains-deeper").held == (16, 16)
+
+
+# ------------------------------------------------------------------------------------------------
+# Regimes, and the verdicts over families shipped with the code
+# ------------------------------------------------------------------------------------------------
+
+def test_the_confident_family_shares_its_first_token_with_probability_096():
+    """The sweep's ``confident`` family: a Markov pair whose first token is one token c with
+    probability 0.96 under both models, the other first tokens sharing the rest, transitions as the
+    ``markov`` family draws them (the same seed gives the same transitions)."""
+    from core.sweep.config import InstanceKey
+    from core.sweep.instances import CONFIDENT_SHARE, instance_models
+    for i in range(5):
+        draft, target, mix = instance_models(InstanceKey("confident", 3, 2, 2, i), 0)
+        c = int(np.argmax(target.initial))
+        assert target.initial[c] == pytest.approx(CONFIDENT_SHARE, abs=1e-15) == draft.initial[c]
+        assert draft.initial.sum() == pytest.approx(1.0) and target.initial.sum() == pytest.approx(1.0)
+        assert 0 <= mix <= 1 and target.transition.shape == (3, 3)
+
+
+def test_delayed_branching_is_tested_in_its_sources_regime_first_and_wins_there():
+    """The issue's measurement, recomputed here with both rules: on 20 pairs of the source's premise
+    (V = 3 Markov, first token shared with probability 0.96, random transitions) the tree b = (1, 3)
+    beats 2 × 2 chains at the same budget of 4 tokens on 20 of 20 instances, with rrs and with
+    traversal; on the generic family it wins on none.  The premise's verdict comes first, and each
+    family says which regime it is."""
+    from core.claims.base import GENERIC, PREMISE
+    from core.claims.delayed_expansion import delayed_beats_root_trial
+    from core.sweep.config import InstanceKey
+    from core.sweep.instances import instance_models
+
+    for rule in ("rrs", "traversal"):
+        wins = [delayed_beats_root_trial(*instance_models(InstanceKey("confident", 3, 2, 2, i), 0)[:2], 2, 2, rule).holds
+                for i in range(20)]
+        assert sum(wins) == 20, rule
+    keys = [c.key for c in CLAIMS]
+    premise, generic = (get_claim(f"delayed-expansion/delayed-beats-root{end}") for end in ("-premise", ""))
+    assert keys.index(premise.key) < keys.index(generic.key)
+    assert (premise.family.regime, generic.family.regime) == (PREMISE, GENERIC)
+    assert premise.family.families == ("confident",) and premise.statement == generic.statement
+    assert decide(premise).held == (20, 20) and decide(generic).held == (0, 16)
+    assert premise.family.regime_words().startswith("the source's premise: a first token")
+
+
+def test_every_family_claim_names_its_regime():
+    """Every family says what it is to its claim: the source's premise (with the premise in words), a
+    generic family beside a premise of the same source's statement, or every pair; a generic family
+    never stands without the premise beside it."""
+    from core.claims.base import GENERIC, PREMISE, REGIMES
+    families = [c for c in CLAIMS if c.family is not None]
+    assert families
+    for c in families:
+        assert c.family.regime in REGIMES and c.family.regime_words()
+        if c.family.regime == GENERIC:
+            assert any(o.family and o.family.regime == PREMISE and o.statement == c.statement for o in families), c.key
+
+
+def test_the_shipped_family_verdicts_are_the_labs_own():
+    """The claims page shows every family verdict at once from ``core/claims/families.json``: each
+    shipped verdict is what ``decide`` reaches now (count, status, instance, every number to 1e-7).  A
+    rule or trial that moves a verdict fails here: ``python -m core claims --ship`` writes the file
+    again."""
+    from core.claims import shipped
+    families = shipped.family_claims()
+    assert set(shipped.load()) == {c.key for c in families}
+
+    def close(a, b, where):
+        if isinstance(a, dict):
+            assert set(a) == set(b), where
+            for k in a:
+                close(a[k], b[k], f"{where}.{k}")
+        elif isinstance(a, (list, tuple)):
+            assert len(a) == len(b), where
+            for i, (x, y) in enumerate(zip(a, b)):
+                close(x, y, f"{where}[{i}]")
+        elif isinstance(a, float) or isinstance(b, float):
+            # an LP's optimum from another solve (another form of the LP, another HiGHS) moves by ~1e-10
+            assert a == pytest.approx(b, abs=1e-7), where
+        else:
+            assert a == b, where
+
+    for claim in families:
+        kept = shipped.verdict(claim)
+        assert kept is not None, f"{claim.key}: not shipped for the claim as it is; run python -m core claims --ship"
+        now = decide(claim)
+        assert (kept.status, kept.held, kept.words) == (now.status, now.held, now.words), claim.key
+        assert kept.instance.query() == now.instance.query(), claim.key
+        close(json.loads(json.dumps(now.to_json()["numbers"])), kept.to_json()["numbers"], claim.key)
+
+
+def test_a_shipped_verdict_is_not_shown_for_a_claim_that_changed(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from core.claims import shipped
+    claim = get_claim("delayed-expansion/delayed-beats-root-premise")
+    assert shipped.verdict(claim) is not None
+    assert shipped.verdict(replace(claim, family=replace(claim.family, n=19))) is None
+    assert shipped.verdict(replace(claim, statement="Something else.")) is None

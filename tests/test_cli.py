@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from core import bounds
+from toy_models import PRESETS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -122,9 +125,9 @@ def test_missing_file_and_too_large_lp(toy_files):
     _, q = toy_files
     out = run("exact", "--draft", "/no/such.json", "--target", q, "--method", "sd", "--K", "1", "--L", "1")
     assert out.returncode != 0 and "cannot read" in out.stderr and "Traceback" not in out.stderr
-    out = run("bound", "--preset", "several-drafts", "--K", "8", "--L", "6", "--kind", "lp")
+    out = run("bound", "--preset", "three-token-toy", "--K", "8", "--L", "8", "--kind", "lp")
     assert out.returncode != 0 and "Traceback" not in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and "too large" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "has 9,841 nodes (limit" in out.stderr
 
 
 def test_exact_and_bound_do_not_import_torch():
@@ -281,12 +284,16 @@ def test_method_all_skips_a_rule_too_large_and_names_it_on_one_line():
     common = ("exact", "--preset", "binary-toy", "--method", "all", "--K", "8", "--L", "4")
     out = run(*common)
     assert out.returncode == 0, out.stderr
-    assert out.stderr.count("\n") == 1 and out.stderr.startswith("note: lp_optimal skipped: the tree LP")
-    assert "too large" in out.stderr
+    skipped, = out.stderr.splitlines()
+    assert skipped.startswith("note: lp_optimal skipped: the tree LP") and "too large" in skipped
+    assert skipped.endswith("but the LP optimum's value is still computed (the lp bound)")
+    # so "% of LP optimum" is filled: the LP in node form, 31 nodes, whatever K is
+    lp = bounds.lp_optimum(PRESETS["binary-toy"].draft, PRESETS["binary-toy"].target, 8, 4).value
+    assert f"{100 * (130 / 81) / lp:.1f}%" in out.stdout
     listed = [line.split()[0] for line in out.stdout.splitlines()[3:]]
     assert listed == [m for m in method_names() if m != "lp_optimal" and not REGISTRY[m].released_port]
     sd = next(line for line in out.stdout.splitlines() if line.startswith("sd "))
-    assert float(sd.split()[1]) == pytest.approx(130 / 81, abs=1e-5)
+    assert sd.split()[1:4] == ["130/81", "=", "1.60494"]
 
     data = json.loads(run(*common, "--json").stdout)
     assert [r["method"] for r in data["results"]] == listed
@@ -313,6 +320,9 @@ def test_method_all_skips_every_rule_that_refuses_by_size(tmp_path):
     assert "would take about" in skipped["spectr"]
     notes = out.stderr.splitlines()
     assert notes == [f"note: {m} skipped: {r}" for m, r in skipped.items()]
+    # the LP optimum itself is computed in node form (9 nodes, whatever K is): α* at L = 1
+    lp = bounds.single_token_optimum([1 / 8] * 8, [0.3] + [0.1] * 7, 16)
+    assert all(r["percent_of_lp"] == pytest.approx(100 * r["expected_accepted"] / lp) for r in data["results"])
     computed = {r["method"]: r for r in data["results"]}
     assert set(computed).isdisjoint(skipped) and "sd" in computed
     assert computed["sd"]["expected_accepted"] == pytest.approx(0.825, abs=1e-12)

@@ -11,14 +11,15 @@ import toy_models as tm
 from core import get_verifier, method_names
 from core.analysis.compensation import compensation, iterate_exact
 from core.analysis.exact import exact_analysis
-from core.rules.registry import REGISTRY, make_verifier
+from core.rules.registry import REGISTRY, chains_rules, make_verifier
 from core.analysis.montecarlo import monte_carlo
 from core.analysis.toy_drafts import draw_block
 
-LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv"]
+LOSSLESS = ["sd", "bv", "spectr", "specinfer", "rbv", "best_of_k_bv", "vllm_onehot", "vllm_block"]
 DP_METHODS = ["sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "traversal", "otv",
-              "td_optimal", "lp_optimal", "hsd", "eagle"]
-TREE_METHODS = ["specinfer", "traversal", "lp_optimal"]
+              "td_optimal", "lp_optimal", "hsd", "eagle", "vllm_onehot", "vllm_block", "vllm_shared_gumbel",
+              "vllm_ascend_block", "hf_ensemble"]
+TREE_METHODS = ["specinfer", "traversal", "lp_optimal", "llamacpp_tree"]
 
 
 def as_fraction(x: float, limit: int = 1000) -> Fraction:
@@ -191,7 +192,7 @@ def test_monte_carlo_agrees_with_exact_law(method):
 
 def test_runs_replay_exactly_from_their_seed():
     draft, target = tm.random_pair("markov", 4, seed=3)
-    for m in method_names():
+    for m in chains_rules():          # every rule that takes K i.i.d. drafts (tests/test_engine_ports.py: the rest)
         if m == "lp_optimal":
             continue
         v = make_verifier(m, draft, target, 3, 3)      # td_optimal solves its plans from the models

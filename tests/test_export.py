@@ -80,13 +80,13 @@ def test_svg_is_a_vector_drawing_of_the_figure():
                     reason="no Chrome or Chromium for Kaleido: set BROWSER_PATH or apt-get install chromium")
 def test_png_is_a_slide_at_twice_its_size():
     """The "PNG" button: the figure laid out at a slide's width, as tall as its layout, rendered at
-    ``PNG_SCALE`` (two) times that."""
+    ``PNG_SCALE`` (two) times that, without the toolbar's strip the page keeps above the title."""
     import struct
     fig = figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.25)]}, {})
     data = figures.image(fig, "png")
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])                   # the IHDR chunk
-    assert (width, height) == (2 * 1280, 2 * fig.layout.height)
+    assert (width, height) == (2 * 1280, 2 * (fig.layout.height - figures.layout.TOOLBAR_PX))
 
 
 def _every_rule_and_bound(coincide: bool = True):
@@ -104,16 +104,21 @@ def _every_rule_and_bound(coincide: bool = True):
 
 def test_an_export_is_laid_out_for_its_width_and_keeps_the_plot():
     """The page's layout gives the legend the rows it needs at 800 px; the export, 1,280 px wide,
-    needs fewer (``for_width``), and is shorter by exactly those rows, its plot as tall.  The widest
-    name, "Acausal coupling bound (unattainable)" (37 characters: 37 · 9 + 50 = 383 px): one column in
-    706 px, a row per name; three in 1,186 px, a third as many rows (rounded up)."""
+    needs fewer (``for_width``), and is shorter by exactly those rows and the toolbar's strip (an export
+    has no toolbar), its plot as tall.  The widest name, "Acausal coupling bound (not attained here)" (42
+    characters: 42 · 9 + 50 = 428 px): one column in 706 px, a row per name; two in 1,186 px, half as
+    many rows (rounded up)."""
     fig, names = _every_rule_and_bound(coincide=False)
-    assert (figures.legend_rows(fig), figures.legend_rows(fig, figures.SLIDE[0])) == (len(names), -(-len(names) // 3))
+    assert (figures.legend_rows(fig), figures.legend_rows(fig, figures.SLIDE[0])) == (len(names), -(-len(names) // 2))
     wide = figures.for_width(fig, figures.SLIDE[0])
     fewer = figures.legend_rows(fig) - figures.legend_rows(fig, figures.SLIDE[0])
+    strip = figures.layout.TOOLBAR_PX
     assert fewer > 0 and figures.legend_rows(wide, figures.SLIDE[0]) == figures.legend_rows(fig, figures.SLIDE[0])
-    assert fig.layout.height - wide.layout.height == fig.layout.margin.b - wide.layout.margin.b == 26 * fewer
-    assert figures.for_width(fig, figures.PAGE_WIDTH) is fig
+    assert fig.layout.margin.b - wide.layout.margin.b == 26 * fewer
+    assert fig.layout.height - wide.layout.height == 26 * fewer + strip
+    assert fig.layout.margin.t - wide.layout.margin.t == strip and wide.layout.title.pad.t == 22
+    same = figures.for_width(fig, figures.PAGE_WIDTH)
+    assert fig.layout.height - same.layout.height == strip and same.layout.margin.b == fig.layout.margin.b
 
 
 @pytest.mark.skipif(figures.export_browser() is None,

@@ -113,18 +113,36 @@ def _hue(hex_color: str) -> float:
 
 
 def test_rule_colours_are_the_palette_and_stay_apart_for_colour_blind_eyes():
-    """Every registered rule's colour is one of ``RULE_PALETTE``, each its own, and with normal vision
+    """Every registered rule's colour is one of ``RULE_PALETTE``, each its own (or its engine's), and with normal vision
     and under each simulated dichromacy no two are closer than 13 (CIELAB ΔE; about 2.3 is a
     just-noticeable difference).  The colours before Tol's palette fail it: under deuteranopia
     Traversal's teal and OTV's magenta were 1.1 apart."""
     from core.rules.registry import REGISTRY
-    colours = [cls.color for cls in REGISTRY.values()]
-    assert len(set(colours)) == len(colours) == len(REGISTRY) and set(colours) <= set(figures.RULE_PALETTE)
+    colours = sorted({cls.color for cls in REGISTRY.values()})           # an engine's rules share one
+    owners = {cls.engine or cls.name for cls in REGISTRY.values()}
+    assert len(colours) == len(owners) and set(colours) <= set(figures.RULE_PALETTE)
     for name, matrix in {"normal vision": np.eye(3), **MACHADO}.items():
         assert _closest_pair(colours, matrix) >= 13, name
     before = ["#7f7f7f", "#1f77b4", "#2ca02c", "#bcbd22", "#d62728", "#9467bd", "#ff7f0e", "#00897b",
               "#c51b7d", "#5e35b1", "#111111"]
     assert _closest_pair(before, MACHADO["deuteranopia"]) < 2.3
+
+
+def test_the_reserve_for_rules_of_ones_own_stays_apart_from_every_registered_colour():
+    """``USER_PALETTE``: no registered rule's colour, and with normal vision and under each simulated
+    dichromacy at least ΔE 17 from every registered colour and from each other (the registered ones
+    keep 13 between them); lightness 30-65, readable on white; ``USER_SYMBOLS`` no rule's or bound's."""
+    from core.rules.registry import RULES
+    registered = sorted({cls.color for cls in RULES})
+    assert not set(figures.USER_PALETTE) & set(registered)
+    for name, matrix in {"normal vision": np.eye(3), **MACHADO}.items():
+        assert _closest_pair(registered + list(figures.USER_PALETTE), matrix) >= 13, name
+        for c in figures.USER_PALETTE:
+            others = [o for o in registered + list(figures.USER_PALETTE) if o != c]
+            assert min(float(np.linalg.norm(_lab(c, matrix) - _lab(o, matrix))) for o in others) >= 17, (name, c)
+    assert all(30 <= _lab(c, np.eye(3))[0] <= 65 for c in figures.USER_PALETTE)
+    used = set(figures.SYMBOLS) | set(figures.BOUND_SYMBOLS.values()) | {figures.UNKNOWN_STYLE[1]}
+    assert len(set(figures.USER_SYMBOLS)) == len(figures.USER_SYMBOLS) and not set(figures.USER_SYMBOLS) & used
 
 
 def test_the_rules_drawn_together_differ_in_hue_family():
@@ -170,7 +188,10 @@ def _every_figure():
     sweep = pd.DataFrame({"method": ["bv"] * 3, "K": [1, 2, 3], "mean": [1.5, 1.6, 1.7], "lo": [1.2, 1.3, np.nan],
                           "hi": [1.8, 1.9, np.nan], "n": [2, 2, 1]})
     return [
-        figures.expected_tau_bars([{"method": "sd", "expected_accepted": 1.1, "fidelity_tv": 0.0}], {"lp_optimum": 1.2}),
+        figures.expected_tau_chart([{"method": "sd", "expected_accepted": 1.1, "fidelity_tv": 0.0}], {"lp_optimum": 1.2}),
+        figures.expected_tau_chart([{"method": "sd", "expected_accepted": 0.5, "fidelity_tv": 0.0},
+                                    {"method": "typical", "expected_accepted": 2.0, "fidelity_tv": 0.1}], {"lp_optimum": 1.2}),
+        figures.claim_values({"spectr_gbv": 0.4, "claimed_cic": 1.4}, "t", "E[τ]"),
         figures.tau_vs_K({"bv": [(1, 1.0), (2, 1.2)]}, {"acausal": [(1, 1.3), (2, 1.4)]}, current_K=2),
         figures.coupling_heatmap([((0,), (1,))], [1.0], [{((0,), 1): 1.0}]),
         figures.tau_histograms({"sd": [0.5, 0.5]}, {}, 10),
@@ -229,7 +250,7 @@ def test_rbv_and_traversal_coincide_on_the_binary_toy_and_the_legend_says_so():
     fig = figures.tau_vs_K(curves, {})
     assert figures.identical_groups(fig) == [[1, 2]]
     names = [t.name for t in fig.data]
-    assert names == ["BV", "RBV = Traversal here", "Traversal = RBV here", "OTV"]
+    assert names == ["BV", "RBV = Traversal here", "Traversal, same as RBV", "OTV"]
     assert fig.data[1].line.dash is None and fig.data[2].line.dash == "dash"
     assert fig.data[1].line.color == figures.color("rbv") and fig.data[2].line.color == figures.color("traversal")
 
@@ -238,30 +259,89 @@ def test_series_that_differ_anywhere_or_lie_on_other_axes_are_not_marked():
     fig = figures.tau_vs_K({"rbv": [(1, 1.0), (2, 1.5)], "traversal": [(1, 1.0), (2, 1.5 + 1e-9)],
                             "otv": [(1, 1.0), (2, 1.5 + 1e-13)], "bv": [(1, 1.0), (3, 1.5)]}, {})
     assert figures.identical_groups(fig) == [[0, 2]]                 # 1e-9 apart is a difference
-    assert [t.name for t in fig.data] == ["RBV = OTV here", "Traversal", "OTV = RBV here", "BV"]
+    assert [t.name for t in fig.data] == ["RBV = OTV here", "Traversal", "OTV, same as RBV", "BV"]
     empty = figures.rule_scatter([0.5, 0.6], [0.7, 0.8], "sd", "bv", "E/LP", ["a", "b"], 1e-9)
     assert figures.identical_groups(empty) == []                     # two empty groups are not "identical"
 
 
-def test_value_labels_sit_at_the_foot_of_the_bars_below_every_bound():
-    """The E[τ] bars' labels ("values", a text series over the bars) are inside each bar at the foot
-    of the axis, the lowest ``LABEL_BAND`` of it, which no bound line crosses; with a bound that low
-    the bars carry no labels (hover has them)."""
+def test_close_values_are_dots_and_values_far_apart_are_bars_from_zero():
+    """A bar's length is its value: the binary toy's SD 10/9 and BV 11/9 (with the LP optimum 11/9 and
+    the acausal bound 4/3) are close, so they are dots on an axis that spans them, which no longer
+    needs to start at 0; 0.5 against 1.5 are bars from 0.  Each value is written under its dot or at
+    the foot of its bar, hover gives it to six places."""
     rows = [{"method": "sd", "expected_accepted": 10 / 9, "fidelity_tv": 0.0},
-            {"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0},
-            {"method": "spectr_gbv", "expected_accepted": 4 / 3, "fidelity_tv": 0.05}]
-    fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9})
-    bars = [t for t in fig.data if t.type == "bar"]
-    labels = next(t for t in fig.data if t.name == "values")
-    assert list(labels.text) == ["1.1111", "1.2222", "1.3333"] and list(labels.x) == [t.x[0] for t in bars]
+            {"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0}]
+    fig = figures.expected_tau_chart(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9})
+    dots = [t for t in fig.data if t.type == "scatter" and t.showlegend is False]
+    assert not [t for t in fig.data if t.type == "bar"]
+    assert [(t.x[0], t.y[0], t.text[0]) for t in dots] == [("SD", 10 / 9, "1.1111"), ("BV", 11 / 9, "1.2222")]
     low, top = fig.layout.yaxis.range
-    assert all(low < y <= low + figures.LABEL_BAND * (top - low) for y in labels.y)
-    lines = [t.y[0] for t in fig.data if t.type == "scatter" and t.mode == "lines"]
-    assert min(lines) > low + figures.LABEL_BAND * (top - low)
-    assert "E[τ] = %{y:.6f}" in bars[0].hovertemplate
-    assert bars[2].marker.pattern.shape == "/" and "(not lossless)" in bars[2].hovertemplate
-    low_bound = figures.expected_tau_bars(rows, {"lp_optimum": 0.05})
-    assert not [t for t in low_bound.data if t.name == "values"]
+    assert 0 < low < 10 / 9 and top > 12 / 9 and (1 / 9) / (top - low) > 0.25     # the gap is a quarter of the axis
+    assert "E[τ] = %{y:.6f}" in dots[0].hovertemplate
+    far = figures.expected_tau_chart([{"method": "sd", "expected_accepted": 0.5, "fidelity_tv": 0.0},
+                                      {"method": "bv", "expected_accepted": 1.5, "fidelity_tv": 0.0}], {})
+    bars = [t for t in far.data if t.type == "bar"]
+    assert [(t.x[0], t.y[0]) for t in bars] == [("SD", 0.5), ("BV", 1.5)] and bars[0].insidetextanchor == "start"
+    assert far.layout.yaxis.range[0] == 0.0
+    assert figures.close([10 / 9, 11 / 9]) and not figures.close([0.5, 1.5]) and not figures.close([0.0, 1.0])
+
+
+def test_lossy_rules_are_drawn_apart_on_their_own_axis():
+    """At T = 0.3 on the binary toy Typical's E[τ] (about 2) is four times the lossless rules': in one
+    panel it squashed them into the bottom fifth.  A rule measured lossy is drawn in a panel of its
+    own at the right, titled so, on its own axis; the bounds stay with the lossless rules."""
+    rows = [{"method": "sd", "expected_accepted": 0.21, "fidelity_tv": 0.0},
+            {"method": "traversal", "expected_accepted": 0.37, "fidelity_tv": 1e-16},
+            {"method": "typical", "expected_accepted": 2.0, "fidelity_tv": 0.2}]
+    fig = figures.expected_tau_chart(rows, {"lp_optimum": 0.38})
+    by_name = {t.name: t for t in fig.data}
+    assert by_name["Typical"].xaxis == "x2" and by_name["Typical"].yaxis == "y2"
+    assert by_name["SD"].xaxis in (None, "x") and by_name["Traversal"].xaxis in (None, "x")
+    assert fig.layout.yaxis.range[1] < 0.5 and fig.layout.yaxis2.range[1] >= 2.0
+    assert fig.layout.xaxis.domain[1] < fig.layout.xaxis2.domain[0]
+    assert [a.text for a in fig.layout.annotations] == [figures.toy_lab.LOSSLESS_PANEL, figures.toy_lab.LOSSY_PANEL]
+    lines = [t for t in fig.data if t.mode == "lines"]
+    assert len(lines) == 1 and lines[0].xaxis in (None, "x") and list(lines[0].x) == ["SD", "Traversal"]
+    assert "(not lossless)" in by_name["Typical"].hovertemplate
+    alone = figures.expected_tau_chart(rows[:2], {"lp_optimum": 0.38})
+    assert "xaxis2" not in alone.layout.to_plotly_json() and not alone.layout.annotations
+
+
+def _value_axes(fig) -> list[tuple[str, list | None]]:
+    """Each bar trace's value axis: (name, range as set, None where Plotly autoranges)."""
+    out = []
+    for t in fig.data:
+        if t.type != "bar":
+            continue
+        horizontal = t.orientation == "h"
+        ref = (t.xaxis if horizontal else t.yaxis) or ("x" if horizontal else "y")
+        axis = fig.layout[ref[0] + "axis" + ref[1:]]
+        out.append((t.name, None if axis.range is None else list(axis.range), axis.type, t.base))
+    return out
+
+
+def test_every_bar_of_every_figure_starts_at_zero():
+    """A bar's length is its value: every bar chart's value axis holds 0 (or autoranges, which for bars
+    starts at 0), and no bar has a base of its own.  The browser's check (``tests.chart_layout``) does
+    the same on every page."""
+    from tests.test_chart_layout import _run_figures
+    for fig in _every_figure() + _run_figures():
+        for name, span, kind, base in _value_axes(fig):
+            assert base is None, (fig.layout.title.text, name)
+            assert span is None or kind == "log" or min(span) <= 0 <= max(span), (fig.layout.title.text, name, span)
+
+
+def test_the_acausal_bound_says_whether_it_is_attained():
+    """No verifier attains the acausal bound in general; where the LP optimum equals it, the best
+    lossless verifier does, and the legend says so instead of calling it unattainable."""
+    rows = [{"method": "traversal", "expected_accepted": 1.5, "fidelity_tv": 0.0}]
+    attained = figures.expected_tau_chart(rows, {"lp_optimum": 1.8532, "acausal": 1.8532})
+    names = [t.name.replace("<br>", " ") for t in attained.data if t.mode == "lines"]
+    assert "Acausal coupling bound (attained here)" in names[0] and "unattainable" not in " ".join(names)
+    apart = figures.expected_tau_chart(rows, {"lp_optimum": 1.6, "acausal": 1.8})
+    assert [t.name for t in apart.data if t.mode == "lines"][1] == "Acausal coupling bound (not attained here) = 1.8000"
+    curve = figures.tau_vs_K({}, {"lp_optimum": [(1, 1.0), (2, 1.5)], "acausal": [(1, 1.0), (2, 1.6)]})
+    assert any(t.name.startswith("Acausal coupling bound (not attained here)") for t in curve.data)
 
 
 def test_a_band_is_a_filled_area_in_its_series_legend_group():
@@ -289,12 +369,13 @@ def test_a_band_is_a_filled_area_in_its_series_legend_group():
 
 def test_bounds_that_coincide_say_their_value_once():
     rows = [{"method": "bv", "expected_accepted": 11 / 9, "fidelity_tv": 0.0}]
-    fig = figures.expected_tau_bars(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9, "greedy": 11 / 9})
-    # a name over (706 − 50) / 9 = 72 characters wraps at its last space before them
+    fig = figures.expected_tau_chart(rows, {"lp_optimum": 11 / 9, "acausal": 12 / 9, "greedy": 11 / 9})
+    # a name over (706 − 50) / 9 = 72 characters wraps at its last space before them; the second of
+    # the group names the first, not the whole group again
     assert [t.name for t in fig.data if t.type == "scatter" and t.mode == "lines"] == [
         "LP optimum (best lossless verifier) = Greedy relaxation (upper bound) =<br>1.2222 here",
-        "Acausal coupling bound (unattainable) = 1.3333",
-        "Greedy relaxation (upper bound) = LP optimum (best lossless verifier) =<br>1.2222 here"]
+        "Acausal coupling bound (not attained here) = 1.3333",
+        "Greedy relaxation (upper bound), same as LP optimum (best lossless<br>verifier)"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -344,39 +425,79 @@ def test_a_legend_of_many_entries_goes_below_the_plot_and_the_figure_grows_by_it
     assert figures.legend_rows(two) == 1 and two.layout.margin.b == 70 + 26
 
 
-def test_bars_of_close_values_do_not_start_at_zero():
-    """E[τ] 1.40 against 1.62 with bounds up to 1.8: the y-axis runs from half the spread below the
-    smallest value (1.40 − 0.2 = 1.2) to 12% of the spread above the largest (1.8 + 0.048), so the
-    bars differ by a third of the axis rather than a ninth; the bound lines spread over the upper
-    part.  Values far apart (0.5 and 1.5) start at 0; equal values too."""
-    rows = [{"method": "sd", "expected_accepted": 1.40, "fidelity_tv": 0.0},
-            {"method": "bv", "expected_accepted": 1.62, "fidelity_tv": 0.0}]
-    fig = figures.expected_tau_bars(rows, {"lp_optimum": 1.7, "acausal": 1.8})
-    assert list(fig.layout.yaxis.range) == pytest.approx([1.2, 1.848])
-    assert (1.62 - 1.40) / (1.848 - 1.2) > 0.33
-    labels = next(t for t in fig.data if t.name == "values")
-    assert list(labels.text) == ["1.4000", "1.6200"] and labels.y[0] > 1.2 and labels.mode == "text"
-    assert [t.y[0] for t in fig.data if t.type == "bar"] == [1.40, 1.62]        # the bars keep their values
-    assert figures.value_range([0.5, 1.5]) == [0.0, pytest.approx(1.62)]
-    assert figures.value_range([1.3, 1.3]) == [0.0, pytest.approx(1.3 * 1.12)]
-    claims = figures.claim_values({"spectr_gbv": 1.41, "claimed_cic": 1.52}, "t", "E[τ]")
-    assert claims.layout.yaxis.range[0] > 1.0 and claims.data[0].cliponaxis is False
-    assert claims.layout.yaxis.range[1] >= 1.52 + 0.3 * 0.11 - 1e-12     # room for the label above
-
-
 def test_three_coinciding_bounds_wrap_their_legend_names_and_count_the_lines():
-    """The binary toy at K = 3: the LP optimum, the acausal bound and the greedy relaxation coincide,
-    so each legend name lists all three (about 120 characters: 120 · 9 + 50 px, wider than the
-    800 − 94 = 706 px plot area, which cut them in the browser).  Each name wraps at spaces into lines
-    of at most (706 − 50) / 9 = 72 characters: two lines each, one column, six rows."""
-    fig = figures.expected_tau_bars([{"method": "traversal", "expected_accepted": 1.5, "fidelity_tv": 0.0}],
-                                    {"lp_optimum": 1.62, "acausal": 1.62, "greedy": 1.62})
-    names = [t.name for t in fig.data if t.name and t.name.endswith(" here")]
+    """The binary toy at K = 3: the LP optimum, the acausal bound and the greedy relaxation coincide.
+    The first name lists all three (about 120 characters: 120 · 9 + 50 px, wider than the
+    800 − 94 = 706 px plot area, which cut them in the browser) and wraps at spaces into lines of at
+    most (706 − 50) / 9 = 72 characters; the other two name the first only ("…, same as LP optimum
+    …"), so the group is not repeated entry after entry."""
+    fig = figures.expected_tau_chart([{"method": "traversal", "expected_accepted": 1.5, "fidelity_tv": 0.0}],
+                                     {"lp_optimum": 1.62, "acausal": 1.62, "greedy": 1.62})
+    names = [t.name for t in fig.data if t.mode == "lines"]
     assert len(names) == 3
     for name in names:
         lines = name.split("<br>")
-        assert len(lines) == 2 and all(len(line) <= 72 for line in lines), name
-        assert name.replace("<br>", " ").endswith("= 1.6200 here")
+        assert all(len(line) <= 72 for line in lines), name
     assert names[0].replace("<br>", " ") == ("LP optimum (best lossless verifier) = Acausal coupling bound "
-                                             "(unattainable) = Greedy relaxation (upper bound) = 1.6200 here")
+                                             "(attained here) = Greedy relaxation (upper bound) = 1.6200 here")
+    assert [n.replace("<br>", " ") for n in names[1:]] == [
+        "Acausal coupling bound (attained here), same as LP optimum (best lossless verifier)",
+        "Greedy relaxation (upper bound), same as LP optimum (best lossless verifier)"]
+    assert [figures.own_name(n) for n in names] == ["LP optimum (best lossless verifier)",
+                                                    "Acausal coupling bound (attained here)",
+                                                    "Greedy relaxation (upper bound)"]
     assert figures.legend_rows(fig) == 6 and fig.layout.margin.b == 70 + 26 * 6
+
+
+def _crossed_labels(fig) -> list[str]:
+    """The draft tree's branch labels ("draft 3") that an edge runs through, in the chart's pixels at
+    ``PAGE_WIDTH``: each label's box estimated (0.6 em a character, from its anchor on the side
+    ``textposition`` names), each edge sampled along its length."""
+    size = fig.layout
+    width = figures.PAGE_WIDTH - size.margin.l - size.margin.r
+    height = size.height - size.margin.t - size.margin.b
+    (x_lo, x_hi), (y_lo, y_hi) = size.xaxis.range, size.yaxis.range
+
+    def px(x, y):
+        return (x - x_lo) / (x_hi - x_lo) * width, (y_hi - y) / (y_hi - y_lo) * height
+
+    labels = next(t for t in fig.data if t.name == "drafts on each branch")
+    font = labels.textfont.size
+    edges = [t for t in fig.data if t.name in ("edges", "sampled edges", "accepted path")]
+    crossed = []
+    sides = labels.textposition if isinstance(labels.textposition, (list, tuple)) else [labels.textposition] * len(labels.x)
+    for x, y, text, side in zip(labels.x, labels.y, labels.text, sides):
+        if not text:
+            continue
+        ax, ay = px(x, y)
+        w, h = 0.55 * font * len(text), 0.8 * font
+        left = ax - w if "left" in side else ax if "right" in side else ax - w / 2
+        top = ay - h - 2 if "top" in side else ay + 2 if "bottom" in side else ay - h / 2
+        for t in edges:
+            pts = list(zip(t.x, t.y))
+            for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+                if None in (x0, y0, x1, y1):
+                    continue
+                for f in np.linspace(0, 1, 60):
+                    ex, ey = px(x0 + f * (x1 - x0), y0 + f * (y1 - y0))
+                    if left + 1 < ex < left + w - 1 and top + 1 < ey < top + h - 1:
+                        crossed.append(text)
+                        break
+    return sorted(set(crossed))
+
+
+@pytest.mark.parametrize("seed", [6, 0, 1, 2, 3])
+def test_no_edge_runs_through_a_branch_label(seed):
+    """The start page's tree (the several-drafts preset, draft seed 6): "draft 3" sat on the middle of
+    its rising edge, and the thick green accepted path ran through it.  Each label now stands beside
+    its edge, on the side the edge does not run through; so on other draws."""
+    from core.analysis.toy_drafts import draw_block
+    from core.rules.registry import get_verifier
+    from toy_models.presets import PRESETS
+
+    pr = PRESETS["several-drafts"]
+    p, q = pr.draft.with_temperature(1.0), pr.target.with_temperature(1.0)
+    block = draw_block(p, q, pr.K, pr.L, seed)
+    verdict = get_verifier("rbv").verify(block, np.random.default_rng(1))
+    fig = figures.draft_tree(block, verdict.trace, accepted=verdict.accepted, extra=verdict.extra, height=400)
+    assert not _crossed_labels(fig)

@@ -396,3 +396,27 @@ def test_rbv_says_where_it_stands_and_which_drafts_it_skips():
     assert "Draft 1 stops at `0` after 1 of its tokens there: RBV stands at `0` now" in said and T in said
     assert "Draft 2 does not pass through `0`, so RBV skips it." in said
     assert "No draft is left to test: the extra token is drawn from this T." in said
+
+
+def test_the_default_tree_lets_the_rules_differ_and_sections_are_numbered_as_they_show():
+    """On two tokens the former default b = (2, 2) drafted every continuation, so every lossless rule
+    accepted it all: five identical bars.  The default tree b = (2, 1) leaves continuations out, and
+    the rules' E[τ | these drafts] differ; the lecture's step (greedy drafting, draft seed 1, coin seed
+    4) shows rrs and Traversal ending apart.  Sections are numbered 1, 2, 3 before the ending and 1 to
+    4 after it, never 1, 2, 4."""
+    from tests.apptest import figure
+    at = open_page("pages/one_step.py", query={"preset": "binary-toy", "shape": "tree", "shown": "99"})
+    no_errors(at)
+    assert at.text_input(key="tree_b").value == "2,1"
+    every = figure(at, "Every method on the same")
+    exact = next(t for t in every["data"] if t["name"].startswith("E[τ | these drafts]"))
+    assert len({round(v, 9) for v in exact["y"] if v is not None}) >= 3
+    assert [h.value.split(".")[0] for h in at.header if h.value[:1].isdigit()] == ["1", "2", "3", "4"]
+    hidden = open_page("pages/one_step.py", query={"preset": "binary-toy", "shape": "tree", "shown": "0"})
+    assert [h.value.split(".")[0] for h in hidden.header if h.value[:1].isdigit()] == ["1", "2", "3"]
+    lecture = open_page("pages/one_step.py", query={"preset": "binary-toy", "shape": "tree", "b": "2,1", "law": "greedy",
+                                                    "method": "specinfer", "draft_seed": "1", "coin_seed": "4",
+                                                    "shown": "99"})
+    tau = next(t for t in figure(lecture, "Every method on the same")["data"] if t["name"] == "τ with these coins")
+    taus = dict(zip(tau["x"], tau["y"]))
+    assert taus["SpecInfer"] == 1 and taus["Traversal"] == 2

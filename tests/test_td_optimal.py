@@ -97,10 +97,12 @@ def test_command_line_reports_the_range_for_td_optimal_only():
     assert close(td["expected_accepted"], Fraction(446, 243))
     lo, hi = td["acceptance_optimal_range"]
     assert close(lo, Fraction(442, 243)) and close(hi, Fraction(446, 243))
-    # Every other rule's summary keeps exactly its old fields.
-    assert list(run("otv")) == ["method", "K", "L", "V", "expected_accepted", "block_efficiency",
-                                "accepted_pmf", "acceptance_per_position", "fidelity_tv",
-                                "outcomes_enumerated"]
+    # Every other rule's summary keeps exactly its old fields, with the command line's exact fractions
+    # and share of the LP optimum beside E[τ] and the TV.
+    assert list(run("otv")) == ["method", "K", "L", "V", "expected_accepted", "expected_accepted_fraction",
+                                "block_efficiency", "accepted_pmf", "acceptance_per_position", "fidelity_tv",
+                                "fidelity_tv_fraction", "lp_optimum", "percent_of_lp", "outcomes_enumerated"]
+    assert "acceptance_optimal_range" not in run("otv")
 
 
 # ---------------------------------------------------------------------------------------------

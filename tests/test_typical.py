@@ -52,7 +52,7 @@ def test_medusa_defaults_and_the_parameters():
     assert (v.epsilon, v.delta, v.extra_token) == (0.09, 0.3, "greedy")
     v = make_verifier("typical", *BIN, shape=B21, law="topk", epsilon=0.2, delta=None)
     assert (v.epsilon, v.delta) == (0.2, 0.3)
-    assert REGISTRY["typical"].parameters == ("epsilon", "delta", "extra_token")
+    assert [p.name for p in REGISTRY["typical"].parameters] == ["epsilon", "delta", "extra_token"]
     assert make_verifier("typical", extra_token="target").extra_token == "target"
     assert not REGISTRY["typical"].lossless_by_theory and REGISTRY["typical"].token_trees
     assert all(cls.supports(shape, law) for cls in [Typical] for shape in (B21, Shape.chains_of(2, 2))
@@ -427,7 +427,9 @@ def test_the_command_line_computes_typical_beside_rrs_on_a_tree(cli):
                          "--method", "all", "--json")
     assert status == 0
     rows = {r["method"]: r for r in json.loads(out)["results"]}
-    assert list(rows) == ["rrs", "traversal", "lp_optimal", "typical", "eagle"]
+    # and the engines' released rules that run on top-k trees (tests/test_engine_ports.py)
+    assert list(rows) == ["rrs", "traversal", "lp_optimal", "typical", "eagle", "trtllm_tree", "sglang_tree",
+                          "sglang_rocm_greedy", "llamacpp_tree"]
     assert rows["typical"]["fidelity_tv"] == pytest.approx(23 / 27, abs=1e-15)
     # EAGLE's released verification is rrs on a top-k tree (docs/maths.md): the same E[τ], lossless
     assert rows["eagle"]["expected_accepted"] == pytest.approx(rows["rrs"]["expected_accepted"], abs=1e-15)

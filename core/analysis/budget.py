@@ -401,9 +401,19 @@ class LawCurve:
     ends: str | None
 
 
+def drafts_every_node(law: DraftLaw, shape: Shape) -> bool:
+    """Whether drafting ``shape`` "by ``law``" draws every node by the law: chains K×L take the law's
+    K draws at the root and go on with one sample from p at each node below, which is the law's own
+    single draw only where one draw by the law is one sample (``one_sample``: every law but ``topk``,
+    whose single draw is p's top token).  So chains of length L ≥ 2 drafted by ``topk`` are not top-k
+    drafting, and a line named for ``topk`` leaves them out (Sequoia's best top-k tree, drafted by
+    top-k at every node, would otherwise sit below the "topk" line)."""
+    return law.one_sample or not shape.chains or shape.L == 1
+
+
 def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[DraftLaw, LawCurve]:
     """Every law's ``LawCurve`` of ``verifier`` (a column of ``VERIFIERS``) over ``tables`` (budget →
-    its table, one depth L)."""
+    its table, one depth L), each over the shapes the law drafts at every node (``drafts_every_node``)."""
     budgets = sorted(tables)
     out = {}
     for law in LAWS.values():
@@ -411,6 +421,7 @@ def law_curves(tables: dict[int, "BudgetTable"], verifier: str) -> dict[DraftLaw
         points, last, shapes = [], None, set()
         for n in budgets:
             cells = [(r.shape, r.cells[verifier].expected_accepted) for r in tables[n].rows if r.law is law
+                     and drafts_every_node(law, r.shape)
                      and r.refused is None and verifier in r.cells and r.cells[verifier].expected_accepted is not None]
             if cells:
                 last = n

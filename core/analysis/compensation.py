@@ -143,12 +143,13 @@ def iterate_exact(method: str | Verifier, draft: ToyModel, target: ToyModel, K: 
     tokens = 0.0
     # A branch: (probability, tokens emitted so far, target model for the next iteration, in the
     # coordinates of the original context).
-    branches: list[tuple[float, Node, ToyModel]] = [(1.0, (), target)]
+    # A rule with state across iterations goes on as its ``advance`` says, branch by branch.
+    branches: list[tuple[float, Node, ToyModel, Verifier]] = [(1.0, (), target, verifier)]
     for it in range(n):
-        nxt: list[tuple[float, Node, ToyModel]] = []
-        for prob, emitted, tgt in branches:
+        nxt: list[tuple[float, Node, ToyModel, Verifier]] = []
+        for prob, emitted, tgt, rule in branches:
             d, t = ShiftedModel(draft, emitted), ShiftedModel(tgt, emitted)
-            result = exact_analysis(verifier, d, t, K, L)
+            result = exact_analysis(rule, d, t, K, L)
             following: ToyModel = tgt
             if compensate_target:
                 comp = compensate(result.output_law, t, L, verifier.name)
@@ -161,14 +162,14 @@ def iterate_exact(method: str | Verifier, draft: ToyModel, target: ToyModel, K: 
                 if mass <= 0:
                     continue
                 tokens += mass * len(u)
-                nxt.append((mass, emitted + u, following))
+                nxt.append((mass, emitted + u, following, rule.advance(u)))
         branches = nxt
         if len(branches) > max_branches:
             raise InvalidInput(f"{len(branches):,} output branches after {it + 1} iterations "
                              f"(limit {max_branches:,}); lower n, V or L")
         if progress is not None:
             progress((it + 1) / n)
-    for prob, emitted, _ in branches:
+    for prob, emitted, _, _ in branches:
         first[emitted[:n]] += prob
     q = np.array([target.joint(z) for z in itertools.product(range(V), repeat=n)]).reshape((V,) * n)
     return IterationResult(verifier.name, n, compensate_target, over, first, q, tokens / n)

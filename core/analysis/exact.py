@@ -39,6 +39,7 @@ from core.data.shapes import Shape
 from core.data.nodes import Node
 from core.data.token_tree import TokenTree
 from core.errors import ExplorerError, InvalidInput
+from core.rules.containment import deadline, is_contained
 from core.rules.registry import Verifier, get_verifier, require
 
 #: Exact analyses estimated to take longer than this (seconds, on a 2-core machine) are refused.
@@ -255,6 +256,9 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     ------
     TooLarge
         The estimated cost exceeds ``max_seconds``.
+    RuleFailure
+        A rule from outside the project (``core.rules.containment``) raised, returned a bad outcome
+        or ran past ``max_seconds``.
     VerifierError
         The rule is defined on K i.i.d. chains only and the drafts are not those.
     ValueError
@@ -286,14 +290,26 @@ def exact_analysis(method: str | Verifier, draft: ToyModel, target: ToyModel, K:
     name = method if isinstance(method, str) else verifier.name
     if draft.V != target.V:
         raise InvalidInput(f"draft has V={draft.V} tokens but target has V={target.V}")
+    if is_contained(verifier):
+        # a rule from outside the project: its estimate is a guess, so the limit is a deadline too
+        where = f"V={draft.V}, " + (f"K={K}, L={L}" if shape is None else f"{shape.label} drafted by {get_law(law).name}")
+        with deadline(max_seconds, verifier.name, where):
+            return _analysis(verifier, name, draft, target, K, L, max_seconds, progress, recursion, shape, law)
+    return _analysis(verifier, name, draft, target, K, L, max_seconds, progress, recursion, shape, law)
+
+
+def _analysis(verifier: Verifier, name: str, draft: ToyModel, target: ToyModel, K: int | None, L: int | None,
+              max_seconds: float, progress, recursion: bool, shape: Shape | None,
+              law: str | DraftLaw) -> ExactResult:
+    """``exact_analysis`` of a rule instance."""
     asked = shape is not None
     shape, law = resolve_drafts(K, L, shape, law)
     asked = asked or law is not IID_LAW
+    require(verifier, shape, law)
     if is_iid_chains(shape, law):
         result = _chains_analysis(verifier, name, draft, target, shape.K, shape.L, max_seconds,
                                   progress, recursion)
         return replace(result, shape=shape, law=law) if asked else result
-    require(verifier, shape, law)
     check_supports(draft.cond, shape, law)
     use_model_law = recursion and hasattr(verifier, "tree_output_law")
     cost = estimated_seconds(verifier, draft.V, shape=shape, law=law) if use_model_law else \

@@ -26,7 +26,11 @@ from core.data.laws import IID_LAW, DraftLaw, is_iid_chains
 from core.data.shapes import Shape
 from core.data.nodes import Node
 from core.errors import InvalidInput
+from core.rules.containment import deadline, is_contained
 from core.rules.registry import Verifier, get_verifier, require
+
+#: A Monte Carlo run of a rule from outside the project is stopped past this many seconds.
+MAX_SECONDS = 600.0
 
 
 def wilson_interval(successes: np.ndarray, n: int, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -211,11 +215,11 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     asked = asked or law is not IID_LAW
     rng = generator(seed)
     K, L = shape.K, shape.L
+    require(verifier, shape, law)
     if is_iid_chains(shape, law):
         def draw():
             return draw_block(draft, target, K, L, rng)
     else:
-        require(verifier, shape, law)
         # every node at once where that is cheap; otherwise each sampled node is checked as drawn
         check_supports(draft.cond, shape, law, max_nodes=100_000)
 
@@ -224,11 +228,14 @@ def monte_carlo(method: str | Verifier, draft: ToyModel, target: ToyModel, K: in
     taus = np.zeros(L + 1, dtype=np.int64)
     outputs: Counter = Counter()
     step = max(1, n // 100)
-    for i in range(n):
-        verdict = verifier.verify(draw(), rng)
-        taus[verdict.tau] += 1
-        outputs[verdict.tokens] += 1
-        if progress is not None and i % step == 0:
-            progress(i / n)
+    # a rule from outside the project runs against a deadline (``core.rules.containment``)
+    limit = MAX_SECONDS if is_contained(verifier) else None
+    with deadline(limit, verifier.name, f"a Monte Carlo run of {n:,} iterations over V={draft.V}"):
+        for i in range(n):
+            verdict = verifier.verify(draw(), rng)
+            taus[verdict.tau] += 1
+            outputs[verdict.tokens] += 1
+            if progress is not None and i % step == 0:
+                progress(i / n)
     return MonteCarloResult(name, K, L, n, seed, confidence, taus, dict(outputs),
                             shape if asked else None, law)

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from core.bounds.sizes import (OUTCOME_LIMIT, SIZE_LIMIT, WORK_LIMIT, check_size, check_tree_size,
+from core.bounds.sizes import (OUTCOME_LIMIT, SIZE_LIMIT, WORK_LIMIT, BoundsTooLarge, check_size, check_tree_size,
                                enumerate_multisets, validate_pair)
 from core.data.drafting import check_supports, node_set_law
 from core.data.laws import IID_LAW, DraftLaw, get_law, is_iid_chains
@@ -168,19 +168,56 @@ def exact_node_set_law(draft: ToyModel, shape: Shape, law: DraftLaw,
 
 
 def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw, *,
-                    limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT) -> Certificate:
-    """The own-law LP of (shape, law; the law or its name) (``core.bounds.lp.optimal_tree_lp``; K i.i.d. chains for
-    ``iid`` on (K, 1, …, 1)), solved by HiGHS and certified in exact arithmetic (module docstring).
+                    limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT, solved=None) -> Certificate:
+    """The own-law LP of (shape, law; the law or its name), K i.i.d. chains for ``iid`` on
+    (K, 1, …, 1), solved and certified in exact arithmetic: the node form first
+    (``core.bounds.node_lp``, ``certify_node_lp``), then, where that certificate fails and the
+    per-set form is within ``limit`` and ``work_limit``, the per-set form (module docstring).
+    ``solved``: the node form's solve of the same LP, when the caller has it.
 
-    Raises what ``optimal_tree_lp`` raises: ``BoundsTooLarge`` beyond its limits, ``InvalidInput``
-    where the law does not exist at a node, ``LPFailed``.  Models that are not simple rationals are
-    not an error: the certificate then says "not certified" and why.
+    Raises ``BoundsTooLarge`` where both forms are past their limits, ``InvalidInput`` where the law
+    does not exist at a node, ``NotConverged`` when the node form's bounds do not meet.  Models that are not simple rationals are not an error: the certificate then says
+    "not certified" and why.
 
     >>> from toy_models import PRESETS
     >>> toy = PRESETS["binary-toy"]
     >>> cert = certify_tree_lp(toy.draft, toy.target, Shape.chains_of(2, 2), "greedy")
     >>> cert.exact, cert.primal == cert.dual
     (Fraction(17, 9), True)
+    """
+    from core.bounds.node_lp import tree_lp_optimum
+
+    law = get_law(law)
+    if solved is None:
+        try:
+            solved = tree_lp_optimum(draft, target, shape, law)
+        except BoundsTooLarge:                    # past the node form's limits: the per-set form's
+            return certify_blocks(draft, target, shape, law, limit=limit, work_limit=work_limit)
+    value = solved.value
+    try:
+        exact_levels(draft, shape.L - 1)
+        exact_levels(target, shape.L)
+    except NotRational as exc:
+        return Certificate(value, None, str(exc))
+    node = certify_node_lp(draft, target, shape, law, solved)
+    if node.certified:
+        return node
+    try:
+        per_set = certify_blocks(draft, target, shape, law, limit=limit, work_limit=work_limit)
+    except BoundsTooLarge:
+        return Certificate(value, None, node.reason, node.primal, node.dual)
+    return per_set if per_set.certified else Certificate(value, None, node.reason, node.primal, node.dual)
+
+
+def certify_blocks(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw, *,
+                   limit: int = SIZE_LIMIT, work_limit: int = WORK_LIMIT) -> Certificate:
+    """The per-set form of the own-law LP (``core.bounds.lp.optimal_tree_lp``), solved by HiGHS and
+    certified in exact arithmetic (module docstring); ``BoundsTooLarge`` beyond its limits.
+
+    >>> from toy_models import PRESETS
+    >>> toy = PRESETS["binary-toy"]
+    >>> certify_blocks(toy.draft, toy.target, Shape.chains_of(2, 2), "iid").exact
+    Fraction(131, 81)
     """
     from core.bounds.lp import solve_block_system, tree_lp_system
 
@@ -218,8 +255,7 @@ def certify_tree_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str | 
 
 
 def certify_chains_lp(draft: ToyModel, target: ToyModel, K: int, L: int, **limits) -> Certificate:
-    """The i.i.d.-chains LP (``core.bounds.lp.optimal_lp``), certified: ``certify_tree_lp`` on
-    ``iid`` chains K×L."""
+    """The i.i.d.-chains LP, certified: ``certify_tree_lp`` on ``iid`` chains K×L."""
     return certify_tree_lp(draft, target, Shape.chains_of(K, L), IID_LAW, **limits)
 
 
@@ -376,3 +412,116 @@ def _dual_bound(system, duals: np.ndarray, sets: Sequence[tuple[Node, ...]], pm:
         m = int(lay.r_m[j])
         alpha[m] = max(alpha[m], h[(int(lay.r_depth[j]), int(lay.r_idx[j]))])
     return sum((p * a for p, a in zip(pm, alpha)), Fraction(0)) + B[0][0]
+
+
+# ---------------------------------------------------------------------------------------------
+# The node form (core.bounds.node_lp)
+# ---------------------------------------------------------------------------------------------
+
+#: Largest prefix tree certified in exact arithmetic (the exact separation runs in Fractions).
+NODE_CERTIFY_LIMIT = 400
+
+
+def certify_node_lp(draft: ToyModel, target: ToyModel, shape: Shape, law: str | DraftLaw,
+                    solved=None) -> Certificate:
+    """The node form's optimum (``core.bounds.node_lp``) certified in exact arithmetic, from
+    ``solved`` when it was solved by cuts (tangent rows hold irrational intercepts), else from a
+    solve by cuts made here:
+
+    - **primal**: HiGHS's final basis solved exactly (the columns at a bound take that bound, every
+      row not basic holds with equality: a square system), accepted only if it is feasible for
+      every node row, every bound and *every* antichain, the last by the exact separation of
+      ``core.bounds.antichains`` in Fractions; v_P = Σ W;
+    - **dual**: y on the same rows from the basic columns' reduced costs 0, exactly, clipped ≥ 0;
+      v_D = Σ_r b_r·y_r + Σ_u ū(u)·max(0, 1 − (Aᵀy)_u) bounds the optimum whatever y is.
+
+    v_P = v_D is the optimum.  Models that are not simple rationals, or a tree past
+    ``NODE_CERTIFY_LIMIT`` nodes, are not an error: the certificate then says "not certified" and
+    why."""
+    from core.bounds.antichains import hulls, violations
+    from core.bounds.coverage import _hit, node_maps
+    from core.bounds.node_lp import tree_lp_optimum
+
+    if solved is None or solved.method != "cuts":
+        if solved is not None and solved.tree.N > NODE_CERTIFY_LIMIT:
+            return Certificate(solved.lower, None, f"{solved.tree.N:,} nodes is more than the exact "
+                                                   f"certificate's {NODE_CERTIFY_LIMIT:,}")
+        solved = tree_lp_optimum(draft, target, shape, law, method="cuts")
+    tree = solved.tree
+    value = solved.lower
+    V, L, N = tree.V, tree.L, tree.N
+    if N > NODE_CERTIFY_LIMIT:
+        return Certificate(value, None, f"{N:,} nodes is more than the exact certificate's "
+                                        f"{NODE_CERTIFY_LIMIT:,}")
+    if not solved.converged:
+        return Certificate(value, None, solved.unconverged_text())
+    try:
+        p_float, p_exact = exact_levels(draft, L - 1)
+        _, q_exact = exact_levels(target, L - 1)
+    except NotRational as exc:
+        return Certificate(value, None, str(exc))
+    off = [0]
+    for d in range(L + 1):
+        off.append(off[-1] + V ** d)
+    p_edge, q_edge, q_joint = [Fraction(1)] * N, [Fraction(1)] * N, [Fraction(1)] * N
+    for d in range(1, L + 1):
+        for i in range(V ** d):
+            u = off[d] + i
+            p_edge[u] = p_exact[d - 1][i // V][i % V]
+            q_edge[u] = q_exact[d - 1][i // V][i % V]
+            q_joint[u] = q_joint[int(tree.parent[u])] * q_edge[u]
+    maps = node_maps(p_float, tree.shape, tree.law, tree.p_joint, np.asarray(off), exact=rational)
+    hit = lambda A: _hit(tree, A, p_edge, maps, exact=True)          # noqa: E731
+    ub = [Fraction(1)] + [min(q_joint[u], hit([u])) for u in range(1, N)]
+    rows: list[dict[int, Fraction]] = []
+    rhs: list[Fraction] = []
+    for c in range(N):
+        if tree.depth[c] >= 2:
+            rows.append({c - 1: Fraction(1), int(tree.parent[c]) - 1: -q_edge[c]})
+            rhs.append(Fraction(0))
+    for A, _ in solved.cut_sets:
+        rows.append({a - 1: Fraction(1) for a in A})
+        rhs.append(hit(list(A)))
+    col_status, row_status = solved.basis
+    if len(col_status) != N - 1 or len(row_status) != len(rows):
+        return Certificate(value, None, "the solver's basis does not match its rows")
+    basic = [j for j, s in enumerate(col_status) if s == 1]
+    fixed = {j: (ub[j + 1] if s == 2 else Fraction(0)) for j, s in enumerate(col_status) if s != 1}
+    active = [r for r, s in enumerate(row_status) if s != 1]
+    # primal: the active rows as equalities in the basic columns
+    system = []
+    b = []
+    for r in active:
+        row = {j: v for j, v in rows[r].items() if j not in fixed}
+        system.append(row)
+        b.append(rhs[r] - sum((v * fixed[j] for j, v in rows[r].items() if j in fixed), Fraction(0)))
+    x = _solve_exact(system, b)
+    if x is None or any(j not in x for j in basic) and len(basic) != len(active):
+        return Certificate(value, None, "the solver's basis has no exact solution")
+    W = [Fraction(1)] + [fixed.get(j, x.get(j, Fraction(0))) for j in range(N - 1)]
+    if any(w < 0 or w > ub[u] for u, w in enumerate(W)):
+        return Certificate(value, None, "the exact basic solution leaves a bound")
+    if any(sum((v * W[j + 1] for j, v in row.items()), Fraction(0)) > h for row, h in zip(rows, rhs)):
+        return Certificate(value, None, "the exact basic solution breaks a row")
+    hs = hulls(tree, W, p_edge, maps, zero=Fraction(0), one=Fraction(1))
+    if violations(hs, one=Fraction(1))[0][0] > 0:
+        return Certificate(value, None, "the exact basic solution breaks an antichain inequality")
+    primal = sum(W[1:], Fraction(0))
+    # dual: reduced cost 0 on every basic column
+    transposed: list[dict[int, Fraction]] = []
+    for j in basic:
+        transposed.append({k: rows[r][j] for k, r in enumerate(active) if j in rows[r]})
+    y_active = _solve_exact(transposed, [Fraction(1)] * len(basic))
+    if y_active is None:
+        return Certificate(value, None, "the dual of the solver's basis has no exact solution", primal)
+    y = {active[k]: max(v, Fraction(0)) for k, v in y_active.items()}
+    aty = [Fraction(0)] * (N - 1)
+    for r, yr in y.items():
+        for j, v in rows[r].items():
+            aty[j] += v * yr
+    dual = (sum((rhs[r] * yr for r, yr in y.items()), Fraction(0))
+            + sum((ub[j + 1] * max(Fraction(0), 1 - aty[j]) for j in range(N - 1)), Fraction(0)))
+    if primal != dual:
+        return Certificate(value, None, f"the exact plan's value {primal} is below the rational dual "
+                                        f"bound {dual}", primal, dual)
+    return Certificate(value, primal, "", primal, dual)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from core.data.laws import DraftLaw, node_set_count, tree_outcome_count
+from core.data.laws import DraftLaw, law_at, node_set_count, tree_outcome_count
 from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
 
@@ -224,3 +224,64 @@ def tree_nodes(ms: np.ndarray, V: int, L: int) -> tuple[np.ndarray, np.ndarray, 
 def level_offsets(V: int, depth: int) -> np.ndarray:
     """offset[d] = Σ_(d'<d) V^d': global ids of nodes of depth 0..depth."""
     return np.concatenate([[0], np.cumsum([V ** d for d in range(depth + 1)])]).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The node form of the optimal-verifier LP (``core.bounds.node_lp``)
+# ---------------------------------------------------------------------------------------------
+
+#: Largest prefix tree (nodes 1 + V + … + V^L) the node-form LP takes.
+NODE_LIMIT = 1_200
+#: Most combinations of children's hull vertices the separation enumerates at one node of distinct
+#: draws (``core.bounds.antichains``; ``combinations`` prices it).
+COMBINATION_LIMIT = 2_000_000
+
+#: The node form's cost model: at most about ``NODE_SECONDS``·N³ seconds on the 2-core machine, the
+#: slowest K of each size measured (K = 4; larger K binds fewer antichains and solves faster):
+#: N = 121 (V = 3, L = 4) 0.13 s, 259 (V = 6, L = 3) 0.9 s, 400 (V = 7, L = 3) 3.2 s, 585 (V = 8,
+#: L = 3) 33 s with other jobs running beside it (docs/exact_lab.md).
+NODE_SECONDS = 1.6e-7
+
+
+def prefix_nodes(V: int, L: int) -> int:
+    """N = 1 + V + … + V^L: the node form's size, whatever K and the law are."""
+    return sum(V ** d for d in range(L + 1))
+
+
+def node_lp_seconds(V: int, L: int) -> float:
+    """An upper estimate of the node-form LP's seconds (``NODE_SECONDS``·N³)."""
+    return NODE_SECONDS * prefix_nodes(V, L) ** 3
+
+
+def combinations(V: int, shape: Shape, law: DraftLaw) -> int:
+    """The most combinations of children's hull vertices the separation enumerates at one node
+    (``core.bounds.antichains``): a node of ``wor`` with k ≥ 2 draws combines every child's hull, of
+    at most V^(L−d−1) + 1 vertices at depth d + 1; ``greedy`` its k − 1 top children's; 1 elsewhere
+    (a Minkowski sum)."""
+    worst = 1
+    for d in range(shape.L):
+        lw = law_at(shape, d, law)
+        k, child = shape.branching[d], V ** (shape.L - d - 1) + 1
+        if lw.name == "wor" and k >= 2:
+            worst = max(worst, child ** V)
+        elif lw.name == "greedy" and k >= 2:
+            worst = max(worst, child ** (k - 1) * V * child)
+        elif lw.name == "topk":
+            worst = max(worst, child ** k)
+    return worst
+
+
+def check_node_size(V: int, shape: Shape, law: DraftLaw, limit: int = NODE_LIMIT) -> int:
+    """The node count, or ``BoundsTooLarge`` (one sentence with it and the time estimate) past
+    ``limit`` nodes or past the separation's combination limit."""
+    N = prefix_nodes(V, shape.L)
+    if N > limit:
+        raise BoundsTooLarge(f"the optimal-verifier LP for V={V}, L={shape.L} has {N:,} nodes (limit "
+                             f"{limit:,}; it would take up to about {node_lp_seconds(V, shape.L):,.0f} s); "
+                             f"use a smaller V or L.")
+    combos = combinations(V, shape, law)
+    if combos > COMBINATION_LIMIT:
+        raise BoundsTooLarge(f"the own-law LP for {shape.label} drafted by {law.name} over V={V} tokens "
+                             f"must combine up to {combos:,} choices at one node (limit "
+                             f"{COMBINATION_LIMIT:,}); use a smaller V or tree, or the iid law.")
+    return N

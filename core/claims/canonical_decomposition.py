@@ -11,7 +11,7 @@ probability σ(m, y) (Σ_(y∈m) σ(m, y) = 1); the selected token has law r(y) 
 speculative sampling of r against q accepts Σ_y min(r(y), q(y)).  The best selection is the LP
 max Σ_y t_y subject to t_y ≤ q(y), t_y ≤ Σ_m P(m)·σ(m, y), σ ≥ 0, Σ_(y∈m) σ(m, y) = 1, solved here
 over the multisets m of K draws (HiGHS), and compared with the optimal-verifier LP
-(``core.bounds.optimal_lp``) and with the closed form above, evaluated over all 2^V sets S.
+(``core.bounds.lp_optimum``) and with the closed form above, evaluated over all 2^V sets S.
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def two_step_trial(draft, target, K: int, L: int) -> Trial:
     """The best two-step scheme against the optimal-verifier LP at L = 1."""
     p, q = draft.cond(()), target.cond(())
     two = two_step_optimum(p, q, K)
-    lp = float(bounds.optimal_lp(draft, target, K, 1).value)
+    lp = float(bounds.lp_optimum(draft, target, K, 1).value)
     return Trial(abs(two - lp) <= LOSSLESS_TOL, LOSSLESS_TOL - abs(two - lp),
                  {"two_step_optimum": two, "lp_optimum": lp, "difference": two - lp})
 
@@ -76,7 +76,7 @@ def two_step_trial(draft, target, K: int, L: int) -> Trial:
 def closed_form_trial(draft, target, K: int, L: int) -> Trial:
     """Theorem 3's closed form for two identical drafts against the LP at K = 2, L = 1."""
     closed = two_draft_closed_form(draft.cond(()), target.cond(()))
-    lp = float(bounds.optimal_lp(draft, target, 2, 1).value)
+    lp = float(bounds.lp_optimum(draft, target, 2, 1).value)
     return Trial(abs(closed - lp) <= LOSSLESS_TOL, LOSSLESS_TOL - abs(closed - lp),
                  {"closed_form": closed, "lp_optimum": lp, "difference": closed - lp})
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from core.analysis.depth_gain import conditional_gain
 from core.analysis.exact import LOSSLESS_TOL, exact_analysis
-from core.claims.base import Claim, Family, Instance, Source, Trial, trial_check
+from core.claims.base import GENERIC, PREMISE, Claim, Family, Instance, Source, Trial, trial_check
 from core.data.laws import IID_LAW
 from core.data.shapes import Shape
 
@@ -103,6 +103,31 @@ def _trees(K: int, L: int) -> dict:
 
 
 TOY = dict(preset="binary-toy")
+#: The source's premise for delaying the branching point: a first token the draft and the target
+#: agree on with confidence (the sweep's ``confident`` family, V = 3 Markov pairs).
+PREMISE_WORDS = ("a first token that draft and target share with probability 0.96 (V = 3 Markov pairs, random "
+                 "transitions)")
+
+
+def premise(**grid) -> Family:
+    """The source's premise as a family: ``confident`` pairs at V = 3."""
+    return Family(("confident",), Vs=(3,), regime=PREMISE, premise=PREMISE_WORDS, **grid)
+
+
+def generic(**grid) -> Family:
+    """A generic family beside the premise: seeded random i.i.d. and Markov pairs."""
+    return Family(("iid", "markov"), Vs=(2, 3), regime=GENERIC, **grid)
+
+
+def in_both_regimes(id: str, statement: str, computed: str, trial, grid: dict, n_premise: int, n_generic: int,
+                    **kw) -> tuple[Claim, Claim]:
+    """A claim of the source decided in its premise's regime first (key ``ID-premise``), then on a
+    generic family (key ``ID``); ``computed`` says "{of}" where the premise is named."""
+    return (Claim(f"{id}-premise", SOURCE, statement, computed.format(of=" of the source's premise"),
+                  family=premise(n=n_premise, **grid), trial=trial, **kw),
+            Claim(id, SOURCE, statement, computed.format(of=""), family=generic(n=n_generic, **grid), trial=trial, **kw))
+
+
 CLAIMS = (
     Claim("traversal-dominates", SOURCE,
           "Traversal verification accepts at least as many tokens as every optimal-transport verifier.",
@@ -119,28 +144,29 @@ CLAIMS = (
           "Traversal's exact E[τ] against SpecTr's and SpecInfer's on each seeded instance, K = 2 and 3, L = 2.",
           family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2, 3), Ls=(2,), n=4), trial=deployed_dominance_trial,
           methods=("traversal", "spectr", "specinfer")),
-    Claim("ot-gain-at-root", SOURCE,
-          "Optimal-transport verifiers gain most near the root of the draft tree.",
-          "SpecInfer's conditional acceptance P(τ ≥ d)/P(τ ≥ d − 1) minus SD's, d = 1..L, on each seeded "
-          "instance (K = 2, L = 3): holds where the gain is largest at d = 1.",
-          family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(3,), n=4), trial=root_gain_trial,
-          methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
-    Claim("traversal-gains-deeper", SOURCE,
-          "Multi-draft gains beyond the optimal-transport verifiers lie deeper in the tree than the root.",
-          "Traversal's conditional acceptance minus SpecInfer's, d = 1..L, on each seeded instance (K = 2, L = 3): "
-          "holds where some depth d ≥ 2 gains more than d = 1.",
-          family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(3,), n=4), trial=deeper_gain_trial,
-          methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
+    *in_both_regimes(
+        "ot-gain-at-root", "Optimal-transport verifiers gain most near the root of the draft tree.",
+        "SpecInfer's conditional acceptance P(τ ≥ d)/P(τ ≥ d − 1) minus SD's, d = 1..L, on each seeded "
+        "instance{of} (K = 2, L = 3): holds where the gain is largest at d = 1.",
+        root_gain_trial, dict(Ks=(2,), Ls=(3,)), 10, 4,
+        methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
+    *in_both_regimes(
+        "traversal-gains-deeper",
+        "Multi-draft gains beyond the optimal-transport verifiers lie deeper in the tree than the root.",
+        "Traversal's conditional acceptance minus SpecInfer's, d = 1..L, on each seeded instance{of} (K = 2, "
+        "L = 3): holds where some depth d ≥ 2 gains more than d = 1.",
+        deeper_gain_trial, dict(Ks=(2,), Ls=(3,)), 10, 4,
+        methods=("sd", "specinfer", "traversal"), opens=lambda K, L: {"section": "depth"}),
     Claim("delayed-lossless", SOURCE,
           "Delaying the branching point keeps the target distribution.",
           "The TV from q of rrs and traversal on every tree b = (1, …, K, …, 1) of depth L = 3, K = 2, on each "
           "seeded instance.",
           family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(3,), n=3), trial=delayed_lossless_trial,
           opens=_trees),
-    Claim("delayed-beats-root", SOURCE,
-          "Delaying the branching point improves on K i.i.d. rollouts from the root.",
-          "SpecInfer's (rrs) exact E[τ] on the tree b = (1, 3) against K = 2 chains from the root, both "
-          "drafting 4 tokens at L = 2, on each seeded instance (the tree (1, 2) with the same K beside).",
-          family=Family(("iid", "markov"), Vs=(2, 3), Ks=(2,), Ls=(2,), n=4), trial=delayed_beats_root_trial,
-          opens=lambda K, L: {"page": "trees", "b": same_budget_tree(K, L), "law": IID_LAW.name}),
+    *in_both_regimes(
+        "delayed-beats-root", "Delaying the branching point improves on K i.i.d. rollouts from the root.",
+        "SpecInfer's (rrs) exact E[τ] on the tree b = (1, 3) against K = 2 chains from the root, both drafting 4 "
+        "tokens at L = 2, on each seeded instance{of} (the tree (1, 2) with the same K beside).",
+        delayed_beats_root_trial, dict(Ks=(2,), Ls=(2,)), 20, 4,
+        opens=lambda K, L: {"page": "trees", "b": same_budget_tree(K, L), "law": IID_LAW.name}),
 )

@@ -5,9 +5,9 @@ release (bfeb532, up to c892473)?  And is drafting by top-k lossless (EAGLE's tr
 releases differ in the bonus line alone: the current one draws it from the target at T, the EAGLE-2
 one from the target at T = 1.
 
-The laboratory's and Draft trees page's links carry no release: they open the current one.  The
-EAGLE-2 release's numbers are printed by ``python -m core exact --method eagle --release eagle2
---temperature T`` on the same instance.
+An EAGLE-2 claim's link carries the release (the rule's ``release`` parameter), so the laboratory
+opens that release; ``python -m core exact --method eagle --release eagle2 --temperature T`` prints
+the same numbers.  The other release's TV beside a claim is the command line's.
 """
 from __future__ import annotations
 
@@ -68,6 +68,8 @@ def _topk_tree(K: int, L: int) -> dict:
 
 
 TOY = dict(preset="binary-toy", T=T, methods=METHODS)
+#: The EAGLE-2 release, as a link carries it (the rule's ``release`` parameter).
+EAGLE2 = {RULE: {"release": "eagle2"}}
 FAMILY = Family(("iid", "markov", "table"), Vs=(2, 3), Ks=(1, 2), Ls=(2,), n=3, T=T)
 CLAIMS = (
     Claim("current-lossless", SOURCE, "EAGLE's sampling verification, current release, is lossless at T ≠ 1.",
@@ -75,16 +77,17 @@ CLAIMS = (
           instance=Instance(1, 2, **TOY), check=_release_lossless("current")),
     Claim("eagle2-lossless", SOURCE, "EAGLE's sampling verification as in the EAGLE-2 release is lossless at T ≠ 1.",
           "The same TV for the EAGLE-2 release (its bonus token drawn from the untempered target); the link "
-          "opens the current release, `python -m core exact --preset binary-toy --K 1 --L 2 --method eagle "
-          "--release eagle2 --temperature 0.5` prints this one.",
-          instance=Instance(1, 2, **TOY), check=_release_lossless("eagle2")),
+          "opens that release, as `python -m core exact --preset binary-toy --K 1 --L 2 --method eagle "
+          "--release eagle2 --temperature 0.5` prints it.",
+          instance=Instance(1, 2, **TOY, params=EAGLE2), check=_release_lossless("eagle2")),
     Claim("current-lossless-family", SOURCE, "The current release is lossless at T ≠ 1 on every instance.",
           "Its TV from q at T = 1/2 on each seeded instance, K ∈ {1, 2}, L = 2; the worst (largest) TV.",
           family=FAMILY, trial=partial(release_trial, "current", T), methods=METHODS),
     Claim("eagle2-lossless-family", SOURCE, "The EAGLE-2 release is lossless at T ≠ 1 on every instance.",
           "Its TV from q at T = 1/2 on each seeded instance, K ∈ {1, 2}, L = 2; the worst (largest) TV (the "
-          "link opens the current release).",
-          family=FAMILY, trial=partial(release_trial, "eagle2", T), methods=METHODS),
+          "link opens that release on it).",
+          family=FAMILY, trial=partial(release_trial, "eagle2", T), methods=METHODS,
+          opens=lambda K, L: {"params": EAGLE2}),
     Claim("topk-lossless", SOURCE, "Verifying a tree drafted by top-k with EAGLE's rule is lossless (issues 110, 93).",
           "The TV from q of the current release on the static tree b = (2, 2) drafted by top-k at T = 1/2, on the "
           "three-token toy; the EAGLE-2 release's TV and rrs's E[τ] beside.",

@@ -3,7 +3,7 @@ is optimal among every single-path verifier, those that read off-path probabilit
 their greedy multi-path rule (the best of K drafts by q/p, then BV against the selected draft's law:
 ``best_of_k_bv``, reconstructed in docs/maths.md) gains over BV.
 
-The LP (``core.bounds.optimal_lp``) at K = 1 optimises over every lossless verifier that sees one
+The LP (``core.bounds.lp_optimum``) at K = 1 optimises over every lossless verifier that sees one
 drafted path and both models whole, so it is the best single-path verifier of any kind; BV's exact
 E[τ] equal to it on an instance is the optimality claim there.
 """
@@ -20,7 +20,7 @@ BEST = "best_of_k_bv"
 
 def bv_optimal_trial(draft, target, K: int, L: int) -> Trial:
     """BV's exact E[τ] at K = 1 against the LP optimum over every single-path lossless verifier."""
-    lp = float(bounds.optimal_lp(draft, target, 1, L).value)
+    lp = float(bounds.lp_optimum(draft, target, 1, L).value)
     bv = exact_analysis("bv", draft, target, 1, L).expected_accepted
     return Trial(abs(lp - bv) <= LOSSLESS_TOL, LOSSLESS_TOL - abs(lp - bv),
                  {"bv_expected_accepted": bv, "lp_optimum": lp, "gap": lp - bv})

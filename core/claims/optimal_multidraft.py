@@ -3,9 +3,9 @@ the optimal acceptance rate of one token with K i.i.d. drafts has the closed for
 α* = min_(A⊆Ω) [q(A) + 1 − p(A)^K] (§3; the project's ``core.bounds.single_token_optimum``), and
 drafting without replacement raises the optimum above i.i.d. drafting (§4).
 
-The closed form is checked against the optimal-verifier LP at L = 1 (``core.bounds.optimal_lp``),
+The closed form is checked against the optimal-verifier LP at L = 1 (``core.bounds.lp_optimum``),
 an independent computation; the two drafting schemes against each other by the own-law LP of a
-token tree (``core.bounds.optimal_tree_lp``, K chains of length 1 drafted ``wor`` or ``iid``).
+token tree (``core.bounds.tree_lp_optimum``, K chains of length 1 drafted ``wor`` or ``iid``).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ SOURCE = Source("hu-2025", "Hu et al., Towards optimal multi-draft speculative d
 def closed_form_trial(draft, target, K: int, L: int) -> Trial:
     """α* by the closed form against the LP optimum at L = 1."""
     closed = bounds.single_token_optimum(draft.cond(()), target.cond(()), K)
-    lp = float(bounds.optimal_lp(draft, target, K, 1).value)
+    lp = float(bounds.lp_optimum(draft, target, K, 1).value)
     return Trial(abs(closed - lp) <= LOSSLESS_TOL, LOSSLESS_TOL - abs(closed - lp),
                  {"closed_form": closed, "lp_optimum": lp, "difference": closed - lp})
 
@@ -30,8 +30,8 @@ def closed_form_trial(draft, target, K: int, L: int) -> Trial:
 def wor_trial(draft, target, K: int, L: int) -> Trial:
     """The optimal acceptance of K drafts of one token drawn without replacement against i.i.d."""
     shape = Shape.chains_of(K, 1)
-    wor = float(bounds.optimal_tree_lp(draft, target, shape, WOR_LAW).value)
-    iid = float(bounds.optimal_tree_lp(draft, target, shape, IID_LAW).value)
+    wor = float(bounds.tree_lp_optimum(draft, target, shape, WOR_LAW).value)
+    iid = float(bounds.tree_lp_optimum(draft, target, shape, IID_LAW).value)
     return Trial(wor >= iid - LOSSLESS_TOL, wor - iid, {"wor_optimum": wor, "iid_optimum": iid, "gain": wor - iid})
 
 

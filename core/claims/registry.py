@@ -3,15 +3,20 @@ one line in ``MODULES``; adding a claim is one ``Claim`` in its module's ``CLAIM
 from __future__ import annotations
 
 from core.claims import (canonical_decomposition, delayed_expansion, eagle_verification, exact_match_acceptance,
-                         greedy_multipath, hierarchical_speculative, mismatched_draft, optimal_multidraft,
-                         spectr_gbv, typical_acceptance)
+                         flashinfer_chain_sampling, greedy_multipath, hf_static_ensemble, hierarchical_speculative,
+                         llamacpp_speculative, mismatched_draft, optimal_multidraft, sglang_rocm_verify,
+                         sglang_tree_sampling, spectr_gbv, trtllm_tree_rejection, typical_acceptance, vllm_ascend,
+                         vllm_verification)
 from core.claims.base import Claim, Source
 from core.errors import InvalidInput
 
-#: One module per source, in the order pages and the command line list them.
+#: One module per source, in the order pages and the command line list them: the papers' and trackers'
+#: (group ``papers``), then the serving engines' released code (group ``engines``).
 MODULES = (spectr_gbv, greedy_multipath, delayed_expansion, optimal_multidraft, canonical_decomposition,
            typical_acceptance, mismatched_draft, hierarchical_speculative, eagle_verification,
-           exact_match_acceptance)
+           exact_match_acceptance,
+           trtllm_tree_rejection, sglang_tree_sampling, sglang_rocm_verify, llamacpp_speculative,
+           flashinfer_chain_sampling, vllm_verification, vllm_ascend, hf_static_ensemble)
 
 SOURCES: dict[str, Source] = {m.SOURCE.id: m.SOURCE for m in MODULES}
 CLAIMS: tuple[Claim, ...] = tuple(c for m in MODULES for c in m.CLAIMS)

@@ -144,9 +144,9 @@ def optimal_verdict(result: ExactResult, lp: float | None) -> ClaimVerdict:
 
 
 def optimal_claim(draft: ToyModel, target: ToyModel, K: int, L: int, method: str = GBV) -> ClaimVerdict:
-    """``optimal_verdict`` from the models (the LP is solved, ``core.bounds.optimal_lp``)."""
+    """``optimal_verdict`` from the models (the LP is solved, ``core.bounds.lp_optimum``)."""
     return optimal_verdict(exact_analysis(method, draft, target, K, L),
-                           float(bounds.optimal_lp(draft, target, K, L).value))
+                           float(bounds.lp_optimum(draft, target, K, L).value))
 
 
 # Attains E_CIC --------------------------------------------------------------------------------------
@@ -166,7 +166,7 @@ def cic_verdict(result: ExactResult, cic: float, lp: float | None = None) -> Cla
 def cic_claim(draft: ToyModel, target: ToyModel, K: int, L: int, method: str = GBV) -> ClaimVerdict:
     """``cic_verdict`` from the models, with the LP optimum."""
     return cic_verdict(exact_analysis(method, draft, target, K, L), bounds.claimed_cic(draft, target, K, L),
-                       float(bounds.optimal_lp(draft, target, K, L).value))
+                       float(bounds.lp_optimum(draft, target, K, L).value))
 
 
 # Monotone in K --------------------------------------------------------------------------------------
@@ -366,13 +366,13 @@ def search_row(config: SearchConfig, result: ExactResult, next_result: ExactResu
 
 def search_one(config: SearchConfig, lp_limit: int, method: str = GBV) -> SearchRow:
     """``search_row`` for one configuration, computed from its models: the rule's exact results at
-    K and K + 1, E_CIC at K, and the LP optimum where its size (``core.bounds.lp_size``) is at most
-    ``lp_limit``.  A pure function of its arguments, so a search can be spread over a cluster
+    K and K + 1, E_CIC at K, and the LP optimum where its node count (``core.bounds.prefix_nodes``)
+    is at most ``lp_limit``.  A pure function of its arguments, so a search can be spread over a cluster
     (``core.sweep.engine.map_batches``)."""
     draft, target = config.models()
     K, L = config.K, config.L
-    lp = (float(bounds.optimal_lp(draft, target, K, L).value)
-          if bounds.lp_size(config.V, K, L, "optimal")[0] <= lp_limit else None)
+    lp = (float(bounds.lp_optimum(draft, target, K, L).value)
+          if bounds.prefix_nodes(config.V, L) <= lp_limit else None)
     return search_row(config, exact_analysis(method, draft, target, K, L),
                       exact_analysis(method, draft, target, K + 1, L), bounds.claimed_cic(draft, target, K, L), lp)
 

@@ -13,7 +13,8 @@ import sys
 from typing import Sequence
 
 
-from core.cli.args import LAW_METAVAR, CLIError, Parser, int_range, law_arg, report_errors, temperature_arg
+from core.cli.args import (LAW_METAVAR, CLIError, Parser, add_param_option, add_rule_option, int_range, law_arg,
+                           load_rules, report_errors, rule_settings, temperature_arg)
 
 
 def _top_p(text: str) -> float:
@@ -84,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     dec.add_argument("--num-samples", type=int_range("num-samples", 1), default=None,
                      help="also draw this many independent generations (sample j seeded (seed, j))")
     dec.add_argument("--trace", action="store_true", help="include the per-iteration traces")
+    add_rule_option(dec)
+    add_param_option(dec)
     dec.add_argument("--no-cache", action="store_true",
                      help="recompute every forward pass from scratch (reference; slow)")
 
@@ -101,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="prompt lengths in tokens, e.g. 64,700: windows of held-out code instead of "
                             "the built-in prompts, with the time of an iteration split and the KV-cache bytes")
     bench.add_argument("--seed", type=int, default=0)
+    add_rule_option(bench)
     bench.add_argument("--quick", action="store_true", help="a small grid (for smoke tests)")
     bench.add_argument("--no-hf", action="store_true", help="skip the Hugging Face generate baselines")
     bench.add_argument("--suite", choices=["trees"], default=None,
@@ -120,6 +124,7 @@ def check_args(args) -> None:
     from core.decoding.methods import check_method
     from core.decoding.presets import check_pair_name
     from core.decoding.sources import check_source
+    load_rules(args)
     for m in ([args.method] if args.command == "decode" else (args.methods or [])):
         check_method(m)
     if args.command == "decode":
@@ -155,8 +160,9 @@ def cmd_decode(args) -> int:
     if args.threads is None:
         from core.decoding.threads import default_threads
         torch.set_num_threads(default_threads(pair))
+    settings = rule_settings(args.param, [args.method], context={"temperature": args.temperature})[args.method]
     dec = SpeculativeDecoder(pair, args.method, sampling=sampling, plan=args.plan,
-                             use_cache=not args.no_cache, trace=args.trace)
+                             use_cache=not args.no_cache, trace=args.trace, params=settings)
     gen = dec.generate(args.prompt, args.max_new_tokens, args.seed)
     out = {"method": args.method, "K": dec.K, "L": dec.L, "draft": args.plan.describe(),
            "temperature": args.temperature,

@@ -21,23 +21,25 @@ import math
 import sys
 from typing import Sequence
 
-from core.cli.args import (LAW_METAVAR, MAX_K, MAX_L, CLIError, Parser, int_range, law_arg, report_errors,
-                           temperature_arg)
+from core.cli.args import (LAW_METAVAR, MAX_K, MAX_K_BOUND, MAX_L, CLIError, Parser, add_param_option, add_rule_option,
+                           int_range, law_arg, load_rules, report_errors, rule_settings, temperature_arg, tv_arg,
+                           used_settings)
 from core.data.laws import IID_LAW
 
-BOUND_KINDS = ("lp", "acausal", "cic", "single_token", "relaxation")
+BOUND_KINDS = ("lp", "frontier", "acausal", "cic", "single_token", "relaxation")
 #: Why ``--method all`` skips a rule on a token tree or another law.
 CHAINS_ONLY = "defined on K i.i.d. chains only"
 
 
-def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
-    """The toy pair, the temperature and --json; with ``drafts``, --K/--L/--tree/--law too."""
+def _add_models(p: argparse.ArgumentParser, drafts: bool = True, max_K: int = MAX_K) -> None:
+    """The toy pair, the temperature and --json; with ``drafts``, --K (at most ``max_K``), --L,
+    --tree and --law too."""
     p.add_argument("--draft", metavar="P.json", help="draft model p (toy-model JSON file)")
     p.add_argument("--target", metavar="Q.json", help="target model q (toy-model JSON file)")
     p.add_argument("--preset", help="a named toy configuration instead of --draft/--target "
                    "(binary-toy, several-drafts, gbv-lossless, three-token-toy)")
     if drafts:
-        p.add_argument("--K", type=int_range("K", 1, MAX_K), help="number of drafts (chains)")
+        p.add_argument("--K", type=int_range("K", 1, max_K), help="number of drafts (chains)")
         p.add_argument("--L", type=int_range("L", 1, MAX_L), help="draft length")
         p.add_argument("--tree", metavar="b1,b2,...", help="a static token tree instead of --K/--L: "
                        "a node of depth d gets b_(d+1) draws per copy")
@@ -49,35 +51,31 @@ def _add_models(p: argparse.ArgumentParser, drafts: bool = True) -> None:
 
 
 def _add_parameters(p: argparse.ArgumentParser) -> None:
-    """The rules' own parameters (``Verifier.parameters``): typical's, hsd's and eagle's."""
+    """``--rule``, ``--param`` and the older names of some rules' parameters, kept as aliases of
+    ``--param NAME=VALUE`` with the same output: typical's ``--epsilon`` and ``--delta``, hsd's
+    ``--variant``, eagle's ``--release``."""
+    add_rule_option(p)
+    add_param_option(p)
     p.add_argument("--epsilon", type=float, help="typical's hard threshold ε (Medusa's "
-                   "posterior_threshold; default 0.09, Medusa's)")
+                   "posterior_threshold; default 0.09, Medusa's): --param epsilon=E")
     p.add_argument("--delta", type=float, help="typical's entropy factor δ (Medusa's "
-                   "posterior_alpha; default 0.3, Medusa's)")
+                   "posterior_alpha; default 0.3, Medusa's): --param delta=D")
     p.add_argument("--variant", choices=("transformers", "algorithm_clean"), help="hsd's released "
-                   "version (default transformers: the repository's transformers/generation/utils.py)")
+                   "version (default transformers: the repository's transformers/generation/utils.py): "
+                   "--param variant=V")
     p.add_argument("--release", choices=("current", "eagle2"), help="eagle's release (default current; "
-                   "eagle2 draws the bonus token at temperature 1)")
+                   "eagle2 draws the bonus token at temperature 1): --param release=R")
 
 
-def _params(args, name: str) -> dict:
-    """The parameters given on the command line that rule ``name`` takes; with ``--method all`` the
-    others are left out, and a rule asked for alone that takes none of them is refused
-    (``make_verifier``)."""
-    from core.rules.registry import resolve
-
-    given = {key: getattr(args, key) for key in ("epsilon", "delta", "variant", "release")
-             if getattr(args, key) is not None}
-    if "temperature" in resolve(name).parameters:       # eagle's eagle2 release needs the models' T
-        given["temperature"] = args.temperature
-    if args.method == "all":
-        return {key: value for key, value in given.items() if key in resolve(name).parameters}
-    return given
+#: The options that are aliases of ``--param NAME=VALUE``.
+ALIASES = ("epsilon", "delta", "variant", "release")
 
 
-def _used(verifier) -> dict:
-    """The values of the rule's own parameters, for its row (nothing for a rule without any)."""
-    return {key: getattr(verifier, key) for key in type(verifier).parameters}
+def _settings(args, names: list[str]) -> dict[str, dict]:
+    """The parameters each rule of ``names`` is given (``core.cli.args.rule_settings``): the aliases and
+    every ``--param``, and the models' temperature for a parameter that reads it (eagle's)."""
+    return rule_settings(args.param, names, {key: getattr(args, key) for key in ALIASES},
+                         {"temperature": args.temperature}, strict=args.method != "all")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,8 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_parameters(exact)
 
     bound = sub.add_parser("bound", help="optimal-transport bounds on E[τ]")
-    _add_models(bound)
+    _add_models(bound, max_K=MAX_K_BOUND)
     bound.add_argument("--kind", required=True, choices=BOUND_KINDS)
+    bound.add_argument("--tv", type=tv_arg, metavar="EPS", help="frontier: the total variation from q "
+                       "allowed, in [0, 1] (the best E[τ] of any verifier that far from lossless)")
 
     mc = sub.add_parser("montecarlo", help="seeded Monte Carlo run with confidence intervals")
     _add_models(mc)
@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "tokens × law × verifier (see `python -m core trees -h`)")
     sub.add_parser("sweep", add_help=False, help="rule leaderboards over instance families (see `python -m core sweep -h`)")
     sub.add_parser("claims", add_help=False, help="every registered claim's verdict (see `python -m core claims -h`)")
+    sub.add_parser("court", add_help=False, help="every verdict for one rule, yours or a registered one "
+                   "(see `python -m core court -h`)")
     return parser
 
 
@@ -223,12 +225,58 @@ def _with_certificate(row: dict, key: str, cert) -> dict:
     return out
 
 
-def _fraction_cell(row: dict) -> str:
-    """The text table's fraction column: the fraction, or "not certified" for an LP value that has
-    none."""
+def _lp_for(draft, target, shape, law, K, L) -> tuple[float | None, str | None]:
+    """(the LP optimum of these drafts, None) or (None, why it is not computed)."""
+    from core.analysis.optimum import optimum_value
+    from core.data.shapes import Shape
+    from core.errors import USER_ERRORS
+
+    try:
+        return optimum_value(draft, target, shape or Shape.chains_of(K, L), law), None
+    except USER_ERRORS as exc:
+        return None, str(exc).strip().splitlines()[0]
+
+
+def _numbers(row: dict, lp: float | None) -> dict:
+    """``row`` with E[τ] and the TV as fractions where they are exact, and E[τ]'s share of the LP
+    optimum (``lp``) after the TV."""
+    from core.analysis.optimum import percent_of
+    from core.data.exact_fraction import fraction
+
+    out = {}
+    for key, value in row.items():
+        out[key] = value
+        if key == "expected_accepted" and "expected_accepted_fraction" not in row:
+            out["expected_accepted_fraction"] = fraction(value, integers=True)
+        if key == "fidelity_tv":
+            out["fidelity_tv_fraction"] = fraction(value, integers=True)
+            out["lp_optimum"] = lp
+            out["percent_of_lp"] = percent_of(row["expected_accepted"], lp) if lp is not None else None
+    return out
+
+
+def exact_text(value: float, frac: str | None) -> str:
+    """A value as the text tables write it: 'a/b = decimal' where it is a fraction, the integer where
+    it is one, else the decimal."""
+    if frac is None:
+        return f"{value:.6g}"
+    return frac if "/" not in frac else f"{frac} = {value:.6g}"
+
+
+def _shown(row: dict) -> dict:
+    """The text table's cells of a row: E[τ] and the TV as ``exact_text`` writes them, and "% of LP"
+    (a lossy rule's marked, since only a lossless rule's share is a fair one)."""
+    from core.analysis.exact import LOSSLESS_TOL
+
+    lp = "" if row["percent_of_lp"] is None else f"{row['percent_of_lp']:.1f}%"
+    if lp and row["fidelity_tv"] > LOSSLESS_TOL:
+        lp += " (lossy)"
     if row.get("certified") is False:
-        return "not certified"
-    return row["expected_accepted_fraction"] or ""
+        expected = f"{row['expected_accepted']:.9f} not certified"
+    else:
+        expected = exact_text(row["expected_accepted"], row["expected_accepted_fraction"])
+    return {**row, "E[τ]": expected, "TV from q": exact_text(row["fidelity_tv"], row["fidelity_tv_fraction"]),
+            "% of LP": lp}
 
 
 def cmd_exact(args) -> int:
@@ -236,6 +284,7 @@ def cmd_exact(args) -> int:
     from core.bounds.certify import certify_tree_lp
     from core.errors import USER_ERRORS
     from core.rules.registry import display_name, make_verifier, resolve
+    from core.rules.base import runs_on_words
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
@@ -248,32 +297,32 @@ def cmd_exact(args) -> int:
     if shape is not None and args.method == "all":
         # rules not defined on these drafts are skipped together, before anything is computed
         chains_only = [name for name in names if not resolve(name).supports(shape, law)]
-        skipped = [{"method": name, "reason": CHAINS_ONLY} for name in chains_only]
+        skipped = [{"method": name, "reason": CHAINS_ONLY if not resolve(name).runs_on else
+                    f"runs on {runs_on_words(resolve(name).runs_on)} only"} for name in chains_only]
         names = [name for name in names if name not in chains_only]
     for option, rule in (("variant", "hsd"), ("release", "eagle")):
         if args.method == "all" and getattr(args, option) is not None and rule not in names:
             raise CLIError(f"--{option} is {rule}'s, which --method all does not list on these drafts; "
                            f"use --method {rule}")
+    settings = _settings(args, names)
     for name in names:
         try:
             if shape is None:
-                verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L,
-                                         **_params(args, name))
+                verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L, **settings[name])
                 rows.append({**exact_analysis(verifier, draft, target, args.K, args.L).summary(),
-                             **_used(verifier)})
+                             **used_settings(verifier)})
             else:
-                verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law,
-                                         **_params(args, name))
+                verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law, **settings[name])
                 summary = exact_analysis(verifier, draft, target, shape=shape, law=law).summary()
-                summary = {**summary, "method": display_name(name, shape), **_used(verifier)}
+                summary = {**summary, "method": display_name(name, shape), **used_settings(verifier)}
                 if resolve(name).name == "lp_optimal":
                     summary = _with_certificate(summary, "expected_accepted_fraction",
                                                 certify_tree_lp(draft, target, shape, law))
                 rows.append(summary)
         except USER_ERRORS as exc:
             # One rule asked for alone reports its refusal as the error; among all of them, a rule
-            # refused here (the tree LP too large, an enumeration too long) is skipped and named,
-            # and every other rule is still computed.
+            # refused here (the tree LP too large, an enumeration too long, a rule of one's own that
+            # failed) is skipped and named, and every other rule is still computed.
             if args.method != "all":
                 raise
             skipped.append({"method": display_name(name, shape) if shape is not None else name,
@@ -281,17 +330,14 @@ def cmd_exact(args) -> int:
     if not rows:
         raise CLIError("every rule was refused on this configuration: "
                        + "; ".join(f"{s['method']}: {s['reason']}" for s in skipped))
+    lp, no_lp = _lp_for(draft, target, shape, law, args.K, args.L)
+    rows = [_numbers(row, lp) for row in rows]
     result = rows[0] if args.method != "all" else {"results": rows, "skipped": skipped}
-    columns = ["method", "expected_accepted", "block_efficiency", "fidelity_tv", "accepted_pmf"]
+    columns = ["method", "E[τ]", "block_efficiency", "TV from q", "% of LP", "accepted_pmf"]
     if args.json:
         _emit(result, json.dumps(result))
-    elif shape is None:
-        _emit(result, _header(args, shape, law, target.V) + "\n" + _table(rows, columns))
     else:
-        for row in rows:
-            row["fraction"] = _fraction_cell(row)
-        _emit(result, _header(args, shape, law, target.V) + "\n" +
-              _table(rows, columns[:2] + ["fraction"] + columns[2:]))
+        _emit(result, _header(args, shape, law, target.V) + "\n" + _table([_shown(r) for r in rows], columns))
     # one line per reason on stderr; stdout holds the table or valid JSON alone
     grouped = [s["method"] for s in skipped if s["reason"] == CHAINS_ONLY]
     if grouped:
@@ -299,30 +345,43 @@ def cmd_exact(args) -> int:
     for s in skipped:
         if s["reason"] != CHAINS_ONLY:
             print(f"note: {s['method']} skipped: {s['reason']}", file=sys.stderr)
+    if no_lp is not None:
+        print(f"note: the LP optimum is not computed ({no_lp})", file=sys.stderr)
     return 0
 
 
 def cmd_bound(args) -> int:
     from core import bounds
-    from core.bounds.certify import certify_tree_lp
 
     shape, law = _drafts(args)
     draft, target = _load_models(args)
-    if shape is not None:
-        if args.kind != "lp":
-            raise CLIError(f"the {args.kind} bound is defined for K i.i.d. chains only; use --kind lp "
-                           f"(the own-law LP) with --tree or --law")
-        cert = certify_tree_lp(draft, target, shape, law)
-        value = float(cert.exact) if cert.certified else cert.value
-        result = {"kind": "lp", "value": value, "K": shape.K, "L": shape.L, **shape.describe(),
-                  "law": law.name, "value_fraction": cert.fraction, "certified": cert.certified}
-        fraction_ = cert.fraction if cert.certified else "not certified"
-        _emit(result, json.dumps(result) if args.json else _header(args, shape, law, target.V) + "\n" +
-              _table([{**result, "fraction": fraction_}], ["kind", "value", "fraction"]))
+    if shape is not None and args.kind not in ("lp", "frontier"):
+        raise CLIError(f"the {args.kind} bound is defined for K i.i.d. chains only; use --kind lp "
+                       f"(the own-law LP) with --tree or --law")
+    if (args.kind == "frontier") != (args.tv is not None):
+        raise CLIError("--tv goes with --kind frontier, and --kind frontier needs --tv EPS")
+    if args.kind == "frontier":
+        from core.bounds.frontier import tree_frontier
+        from core.data.shapes import Shape
+
+        solved = tree_frontier(draft, target, shape or Shape.chains_of(args.K, args.L), law, args.tv)
+        result = {"kind": "frontier", "tv": args.tv, "value": solved.value if solved.converged else None,
+                  "K": solved.tree.shape.K, "L": solved.tree.L, **solved.summary()}
+        if shape is not None:
+            result = {**result, **shape.describe(), "law": law.name}
+        header = _header(args, shape, law, target.V) + "\n" if shape is not None else ""
+        _emit(result, json.dumps(result) if args.json else header + _lp_table(result))
         return 0
     if args.kind == "lp":
-        value = bounds.optimal_lp(draft, target, args.K, args.L).value
-    elif args.kind == "acausal":
+        from core.data.shapes import Shape
+
+        result = _lp_result(draft, target, shape or Shape.chains_of(args.K, args.L), law)
+        if shape is not None:
+            result = {**result, **shape.describe(), "law": law.name}
+        header = _header(args, shape, law, target.V) + "\n" if shape is not None else ""
+        _emit(result, json.dumps(result) if args.json else header + _lp_table(result))
+        return 0
+    if args.kind == "acausal":
         value = bounds.acausal_bound(draft, target, args.K, args.L)
     elif args.kind == "cic":
         value = bounds.claimed_cic(draft, target, args.K, args.L)
@@ -337,6 +396,38 @@ def cmd_bound(args) -> int:
     return 0
 
 
+def _lp_result(draft, target, shape, law) -> dict:
+    """The LP optimum of (shape, law) with its certificate: the bounds [lower, upper] that bracket it
+    and how they were found (``core.bounds.node_lp``), and the exact fraction where the models are
+    rational and the size allows (``core.bounds.certify``).  ``value`` is null when the bounds did
+    not meet: they are reported instead, never a number as the optimum."""
+    from core.bounds.certify import certify_tree_lp
+    from core.bounds.node_lp import tree_lp_optimum
+
+    solved = tree_lp_optimum(draft, target, shape, law)
+    out = {"kind": "lp", "value": None, "K": shape.K, "L": shape.L}
+    if solved.converged:
+        cert = certify_tree_lp(draft, target, shape, law, solved=solved)
+        out.update(value=float(cert.exact) if cert.certified else solved.value,
+                   value_fraction=cert.fraction, certified=cert.certified,
+                   not_certified_because=cert.reason or None)
+    else:
+        out.update(value_fraction=None, certified=False, not_certified_because=solved.unconverged_text())
+    return {**out, **solved.summary()}
+
+
+def _lp_table(result: dict) -> str:
+    """The LP's row: its value and fraction, or its bounds when they did not meet."""
+    if result["value"] is None:
+        return (f"not converged: the optimum lies between {result['lower']:.9f} and "
+                f"{result['upper']:.9f} ({result['rounds']:,} rounds, {result['nodes']:,} nodes)")
+    row = {**result, "fraction": result.get("value_fraction") or "not certified",
+           "bounds": f"[{result['lower']:.12f}, {result['upper']:.12f}]"}
+    frontier = "tv" in result                      # it has no exact certificate
+    return _table([row], ["kind", "K", "L", *(["tv"] if frontier else []), "value",
+                          *([] if frontier else ["fraction"]), "bounds", "nodes", "rounds", "seconds"])
+
+
 def cmd_montecarlo(args) -> int:
     from core.analysis.montecarlo import monte_carlo
     from core.rules.registry import display_name, make_verifier
@@ -348,12 +439,12 @@ def cmd_montecarlo(args) -> int:
         raise CLIError("montecarlo runs one method at a time")
     if shape is None:
         verifier = make_verifier(name, draft=draft, target=target, K=args.K, L=args.L,
-                                 **_params(args, name))
+                                 **_settings(args, [name])[name])
         result = monte_carlo(verifier, draft, target, args.K, args.L, args.n, args.seed)
         trees = {}
     else:
         verifier = make_verifier(name, draft=draft, target=target, shape=shape, law=law,
-                                 **_params(args, name))
+                                 **_settings(args, [name])[name])
         result = monte_carlo(verifier, draft, target, n=args.n, seed=args.seed, shape=shape, law=law)
         trees = {**shape.describe(), "law": law.name}
     lo, hi = result.tau_interval()
@@ -361,7 +452,7 @@ def cmd_montecarlo(args) -> int:
                "expected_accepted": result.tau_mean,
                "expected_accepted_ci": list(result.tau_mean_interval()),
                "accepted_pmf": result.tau_pmf.tolist(), "accepted_pmf_lo": lo.tolist(),
-               "accepted_pmf_hi": hi.tolist(), **_used(verifier)}
+               "accepted_pmf_hi": hi.tolist(), **used_settings(verifier)}
     table = _table([summary], ["method", "n", "seed", "expected_accepted", "accepted_pmf"])
     if shape is not None:
         table = _header(args, shape, law, target.V) + "\n" + table
@@ -373,6 +464,7 @@ def main(argv: Sequence[str]) -> int:
     """``python -m core exact|bound|montecarlo ...``: the exit status."""
     def run() -> int:
         args = build_parser().parse_args(list(argv))
+        load_rules(args)
         handler = {"exact": cmd_exact, "bound": cmd_bound, "montecarlo": cmd_montecarlo}[args.command]
         return handler(args)
 

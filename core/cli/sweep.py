@@ -14,7 +14,8 @@ import os
 import sys
 from typing import Sequence
 
-from core.cli.args import MAX_K, MAX_L, CLIError, Parser, int_range, report_errors, temperature_arg
+from core.cli.args import (MAX_K, MAX_L, CLIError, Parser, add_param_option, add_rule_option, int_range,
+                           load_rules, report_errors, rule_settings, temperature_arg)
 
 #: The largest budget --budget takes (the exact analyses and LPs refuse far smaller trees first).
 MAX_BUDGET = MAX_K * MAX_L
@@ -35,12 +36,13 @@ def int_list(name: str, lo: int, hi: int):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.sweep.config import BOUNDS, DRAFT_LAWS, FAMILIES, V_RANGE
+    from core.sweep.config import BOUNDS, DRAFT_LAWS, FAMILIES, GENERIC_FAMILIES, V_RANGE
     from core.sweep.engine import SCHEDULER_ENV
 
     p = Parser(prog="python -m core sweep", description=__doc__.splitlines()[0])
     p.add_argument("--family", nargs="+", default=["all"],
-                   help=f"instance families: {', '.join(FAMILIES)} or all (default all)")
+                   help=f"instance families: {', '.join(FAMILIES)} or all, the generic ones "
+                        f"({', '.join(GENERIC_FAMILIES)}; the default)")
     p.add_argument("--V", nargs="+", type=int_list("V", *V_RANGE), default=[[2, 3]], help="vocabulary sizes, e.g. 2 3 or 2-4")
     p.add_argument("--K", nargs="+", type=int_list("K", 1, MAX_K), help="numbers of drafts (default 2 3)")
     p.add_argument("--L", nargs="+", type=int_list("L", 1, MAX_L), help="draft lengths (default 1 2)")
@@ -53,8 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int_range("n", 1, 1_000_000), default=20, help="instances per grid cell")
     p.add_argument("--temperature", type=temperature_arg, default=1.0, help="temperature of both models")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", help="comma-separated rules (default: every lossless rule that needs no "
-                   "model of its own, plus spectr_gbv)")
+    p.add_argument("--methods", help="comma-separated rules (default: every lossless rule of a paper that needs "
+                   "no model of its own, plus spectr_gbv, and each --rule)")
+    add_rule_option(p)
+    add_param_option(p)
     p.add_argument("--bounds", help=f"comma-separated bounds among {','.join(BOUNDS)} (default all; lp for a "
                    "draft sweep, which adds the own-law LP and gives the others for the i.i.d. chains of each budget)")
     p.add_argument("--out", default="sweep.parquet", help="results folder (Parquet dataset)")
@@ -80,13 +84,14 @@ def _trees(texts: list[str]) -> tuple[tuple[int, ...], ...]:
 
 
 def _config(args):
-    from core.sweep.config import BOUNDS, DRAFT_LAWS, FAMILIES, SweepConfig, default_methods, draft_methods
+    from core.rules.registry import ALIASES, REGISTRY
+    from core.sweep.config import BOUNDS, DRAFT_LAWS, GENERIC_FAMILIES, SweepConfig, default_methods, draft_methods
 
     if args.tree and (args.K or args.L or args.budget):
         raise CLIError("--tree gives the shapes and their depth; it cannot be combined with --K, --L or --budget")
     if args.budget and args.K:
         raise CLIError("--budget takes every shape of each budget; it cannot be combined with --K")
-    families = FAMILIES if "all" in args.family else tuple(dict.fromkeys(args.family))
+    families = GENERIC_FAMILIES if "all" in args.family else tuple(dict.fromkeys(args.family))
     laws = DRAFT_LAWS if args.law and "all" in args.law else tuple(dict.fromkeys(args.law or ()))
     trees = _trees(args.tree) if args.tree else ()
     budgets = _flat(args.budget) if args.budget else ()
@@ -96,9 +101,13 @@ def _config(args):
     methods = tuple(m for m in args.methods.split(",") if m) if args.methods else \
         (draft_methods() if drafts else default_methods())
     bounds = args.bounds if args.bounds is not None else ("lp" if drafts else ",".join(BOUNDS))
-    return SweepConfig(families, _flat(args.V), Ks, Ls, args.n, methods,
-                       tuple(b for b in bounds.split(",") if b), args.temperature, args.seed,
-                       laws, trees, budgets)
+    config = SweepConfig(families, _flat(args.V), Ks, Ls, args.n, methods,
+                         tuple(b for b in bounds.split(",") if b), args.temperature, args.seed,
+                         laws, trees, budgets)
+    if not args.param:
+        return config
+    known = [m for m in methods if m in REGISTRY or m in ALIASES]
+    return config.with_settings({m: v for m, v in rule_settings(args.param, known, strict=False).items() if v})
 
 
 class ProgressBar:
@@ -173,6 +182,7 @@ def main(argv: Sequence[str]) -> int:
 
     def run() -> int:
         args = build_parser().parse_args(list(argv)[1:])
+        load_rules(args)
         try:
             return cmd_summarize(args) if args.summarize else cmd_sweep(args)
         except USER_ERRORS as exc:

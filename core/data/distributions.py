@@ -33,3 +33,11 @@ def residual(weights: np.ndarray, fallback: np.ndarray) -> np.ndarray:
         return pos / total if total > 1e-300 else fallback
     total = pos.sum(axis=-1, keepdims=True)
     return np.where(total > 1e-300, pos / np.where(total > 1e-300, total, 1.0), fallback)
+
+
+def without(row: np.ndarray, token: int) -> np.ndarray:
+    """``row`` with ``token`` removed, renormalised (``row`` itself where nothing else is left, a branch
+    of probability 0): the law of a draw from ``row`` given that it is not ``token``."""
+    others = np.array(row, dtype=np.float64)
+    others[token] = 0.0
+    return residual(others, row)

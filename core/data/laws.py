@@ -333,7 +333,8 @@ class DraftLaw:
         if self.distinct:
             support = int(np.count_nonzero(P > 0))
             if k > support:
-                where = f"node {node}" if isinstance(node, tuple) else node
+                # a node as the pages write a path: its tokens, ∅ for the root (never a Python tuple)
+                where = f"node {' '.join(map(str, node)) or '∅'}" if isinstance(node, tuple) else node
                 raise InvalidInput(
                     f"the {self.name} law needs {k} distinct tokens at {where} but p gives only "
                     f"{support} tokens positive probability there; draw fewer tokens at that depth or "

@@ -6,12 +6,14 @@ over their whole distributions), so it cannot verify drafts from a real language
 from __future__ import annotations
 
 from core.errors import DecodingError
-from core.rules.registry import ALIASES, REGISTRY, method_names
+from core.rules.registry import ALIASES, REGISTRY, chains_rules
 
 
 def decoder_methods() -> list[str]:
-    """The registered rules, in display order, less those that need toy models."""
-    return [m for m in method_names() if not REGISTRY[m].needs_models]
+    """The registered rules, in display order, less those that need toy models and those that run on
+    their engine's token trees only (``Verifier.runs_on`` without K i.i.d. chains: the decoder's
+    comparisons start from K i.i.d. chains)."""
+    return [m for m in chains_rules() if not REGISTRY[m].needs_models]
 
 
 def check_method(method: str) -> None:

@@ -281,11 +281,17 @@ def tree_rules(methods: Sequence[str]) -> list[str]:
 
 
 def check_plan(method: str, plan: DraftPlan) -> None:
-    """Refuse, in one sentence, a rule that is not defined on the plan's drafts: every rule takes K
-    i.i.d. chains; only the token-tree rules (``rrs``/``specinfer``, ``traversal``) take the rest."""
+    """Refuse, in one sentence, a rule that is not defined on the plan's drafts: a released port with
+    ``runs_on`` takes the static drafts it names; every other rule takes K i.i.d. chains, and only the
+    token-tree rules (``rrs``/``specinfer``, ``traversal``) take the rest."""
     from core.decoding.methods import decoder_methods
-    from core.rules.registry import chains_only, resolve, tree_label
-    if plan.iid_chains or resolve(method).token_trees:
+    from core.rules.registry import chains_only, refusal, resolve, tree_label
+    cls = resolve(method)
+    if cls.runs_on:                 # a released port: the static drafts its engine makes
+        if isinstance(plan, StaticPlan) and cls.supports(plan.shape, plan.law):
+            return
+        raise DecodingError(refusal(cls, plan.label))
+    if plan.iid_chains or cls.token_trees:
         return
     others = ", ".join(tree_label(m) for m in tree_rules(decoder_methods()))
     raise DecodingError(chains_only(method, plan.label, others))

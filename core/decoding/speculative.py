@@ -45,7 +45,7 @@ from core.decoding.sampling import SamplingConfig
 from core.decoding.scoring import TargetScorer
 from core.decoding.iteration_trace import IterationTrace
 from core.decoding.verification import iteration_trace, root_acceptance, verify
-from core.rules.registry import Verifier, get_verifier
+from core.rules.registry import Verifier, make_verifier
 
 
 class SpeculativeDecoder:
@@ -62,7 +62,7 @@ class SpeculativeDecoder:
     def __init__(self, pair: ModelPair, method: str, K: int | None = None, L: int | None = None,
                  sampling: SamplingConfig | None = None, *, law: str | DraftLaw | None = None,
                  plan: DraftPlan | None = None, use_cache: bool = True, trace: bool = True,
-                 keep_blocks: bool = False):
+                 keep_blocks: bool = False, params: dict | None = None):
         check_method(method)
         if plan is None:
             for name, value in (("K", K), ("L", L)):
@@ -75,7 +75,8 @@ class SpeculativeDecoder:
         self.plan = plan
         self.pair = pair
         self.method = method
-        self.verifier: Verifier = get_verifier(method)
+        # the rule's own parameters (``Verifier.parameters``), each checked by its declaration
+        self.verifier: Verifier = make_verifier(method, **(params or {}))
         self.verifier.complete_trace = trace
         self.K, self.L = plan.K, plan.L
         self.sampling = sampling or SamplingConfig()
@@ -187,6 +188,7 @@ class SpeculativeDecoder:
         nodes: list[int] = []
         root_acc: list[float] = []
         traces: list[IterationTrace] = []
+        verifier = self.verifier           # a rule with state across iterations advances (``Verifier.advance``)
         stop = None
         while stop is None:
             t0 = time.perf_counter()
@@ -199,7 +201,7 @@ class SpeculativeDecoder:
             synchronize(pair.device)
             t2 = time.perf_counter()
             # 3. Verify: the rule's accepted prefix s and extra token y, with the seeded generator.
-            block, verdict = verify(self.verifier, proposal, q, rng)
+            block, verdict = verify(verifier, proposal, q, rng)
             t3 = time.perf_counter()
             # 4. Commit: both caches rolled back to c·s; c ← c·s·y; stop at EOS or the limit.
             position = len(context)
@@ -215,11 +217,12 @@ class SpeculativeDecoder:
             for phase, seconds in zip(("draft", "target", "verify", "cache", "other"), split):
                 times[phase] += seconds
             if self.trace:
-                traces.append(iteration_trace(self.verifier, proposal, block, verdict, index=len(traces),
+                traces.append(iteration_trace(verifier, proposal, block, verdict, index=len(traces),
                                               position=position, seconds=split,
                                               keep_block=self.keep_blocks))
                 if on_iteration is not None:
                     on_iteration(traces[-1])
+            verifier = verifier.advance(verdict.tokens)
         # 5. Metrics.
         metrics = summarize(method=self.method, K=K, L=L, temperature=self.sampling.temperature,
                             tokens=new, taus=taus, draft_calls=self.draft_lm.calls - draft_calls0,

@@ -17,7 +17,7 @@ import numpy as np
 from core.errors import ExplorerError
 
 from core.data.coins import Coins, RandomCoins, TooManyOutcomes, enumerate_outcomes
-from core.data.laws import DraftLaw, is_iid_chains
+from core.data.laws import DraftLaw, get_law, is_iid_chains
 from core.data.shapes import Shape
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Verdict
@@ -26,6 +26,40 @@ from core.data.nodes import Node
 
 class VerifierError(ExplorerError, ValueError):
     """A verifier cannot run on this input (e.g. a model-dependent rule without its model)."""
+
+
+#: How ``runs_on_words`` names each shape of a ``Verifier.runs_on`` pair: ``one-chain`` is one chain
+#: of L tokens (every node one child), as chains 1×L or the tree (1, …, 1).
+SHAPE_WORDS = {"any": "chains and static trees", "chains": "chains", "tree": "static trees",
+               "one-chain": "one chain"}
+
+
+def runs_on_drafts(pairs: tuple[tuple[str, str], ...], shape: Shape, law: DraftLaw | str) -> bool:
+    """Whether drafts of ``shape`` and ``law`` are among ``pairs`` (``Verifier.runs_on``)."""
+    name = get_law(law).name
+    kinds = {"any", "chains" if shape.chains else "tree"}
+    if all(b == 1 for b in shape.branching):
+        kinds.add("one-chain")
+    if any(s in kinds and l == name for s, l in pairs):
+        return True
+    return is_iid_chains(shape, law) and any(l == "iid" and s in ("any", "chains") for s, l in pairs)
+
+
+def runs_on_words(pairs: tuple[tuple[str, str], ...]) -> str:
+    """``Verifier.runs_on`` in words, the laws of one shape together: "chains and static trees drafted
+    by iid or wor, and static trees drafted by topk".
+
+    >>> runs_on_words((("any", "iid"), ("any", "wor"), ("tree", "topk")))
+    'chains and static trees drafted by iid or wor, and static trees drafted by topk'
+    >>> runs_on_words((("chains", "iid"), ("one-chain", "topk")))
+    'K i.i.d. chains, and one chain drafted by topk'
+    """
+    laws: dict[str, list[str]] = {}
+    for s, l in pairs:
+        laws.setdefault(s, []).append(l)
+    parts = ["K i.i.d. chains" if (s, ls) == ("chains", ["iid"]) else f"{SHAPE_WORDS[s]} drafted by {' or '.join(ls)}"
+             for s, ls in laws.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + ", and " + parts[-1]
 
 
 class Verifier:
@@ -40,6 +74,9 @@ class Verifier:
     short: ClassVar[str]    # legend name, e.g. "BV"
     label: ClassVar[str]    # what the short name stands for, never repeating it: "block verification"
     color: ClassVar[str]    # "#rrggbb", the rule's colour on every page: unique, colour-blind safe (docs/app.md)
+    #: The serving engine whose released code the rule is ported from ("" for a paper's rule): the
+    #: rules of one engine share its colour, and their markers tell them apart (docs/app.md).
+    engine: ClassVar[str] = ""
     summary: ClassVar[str]  # one sentence saying what the rule does
     source: ClassVar[str]   # where it comes from: paper(s), or "derived in this project"
 
@@ -56,6 +93,13 @@ class Verifier:
     #: law)``), False for K i.i.d. chains only (a tree whose ``iid_chains`` is True).  ``supports``
     #: and ``core.rules.registry.require`` read it, and so do the command line and the pages.
     token_trees: ClassVar[bool] = False
+    #: Where a rule runs on some token trees but not on all (a released port runs on the drafts its
+    #: engine makes): (shape, law name) pairs, the shape ``"chains"``, ``"tree"`` (a static tree b),
+    #: ``"one-chain"`` (every node one child) or ``"any"``, e.g. ``(("any", "iid"), ("tree", "topk"))``; () for a rule whose ``token_trees``
+    #: says it all.  A rule listing ``iid`` on chains also takes every other way of writing K i.i.d.
+    #: drafts (``is_iid_chains``).  ``supports``, the refusal (``core.rules.registry.require``:
+    #: ``runs_on_words``) and the pages' lists of rules read it.
+    runs_on: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     #: How its trace replays step by step (``pages/one_step.py`` reads it): "tests" (its acceptance
     #: tests in order), "block" (block verification along one path at a time, each test with its
@@ -80,9 +124,12 @@ class Verifier:
     #: (``core.bounds.lp_size``, ``tree_lp_size``), which a page prices before it runs the rule.
     optimal_lp: ClassVar[bool] = False
 
-    #: Keyword parameters of the constructor that ``core.rules.registry.make_verifier`` and the
-    #: command line pass on (``typical``'s ``epsilon`` and ``delta``); () for a rule without any.
-    parameters: ClassVar[tuple[str, ...]] = ()
+    #: The rule's own parameters, keyword parameters of its constructor, each declared as a
+    #: ``core.rules.params.Param`` (name, type, default, one line of help, the values it takes):
+    #: ``make_verifier`` checks them, the command line sets them (``--param NAME=VALUE``), the pages
+    #: show them as controls and a link, a sweep and a claim record them.  A bare name is the older
+    #: form (its default and type are the constructor's).  () for a rule without any.
+    parameters: ClassVar[tuple] = ()
 
     #: Whether the rule is ported from a released code base (its repository and commit are in
     #: ``source``) rather than from a paper's algorithm.  ``exact --method all`` on --K/--L alone and a
@@ -91,14 +138,22 @@ class Verifier:
     #: listed by ``exact --method all`` with --tree or --law.
     released_port: ClassVar[bool] = False
 
+    #: Why the rule can accept fewer tokens than SD, the one-draft baseline, where that is so by its
+    #: construction ("" for a rule that never does): the pages say it beside the rule's value where it
+    #: sits below SD's.
+    below_baseline: ClassVar[str] = ""
+
     #: False lets a rule skip work that only fills its trace (best-of-K then computes A and h only
     #: at the nodes BV's coins reach, each other node costing a vocabulary sort).  The decoder sets
     #: it when it keeps no traces; the law and the random stream are the same either way.
     complete_trace: bool = True
 
     @classmethod
-    def supports(cls, shape: Shape, law: DraftLaw) -> bool:
-        """Whether the rule is defined on drafts of this shape and law (``token_trees``)."""
+    def supports(cls, shape: Shape, law: DraftLaw | str) -> bool:
+        """Whether the rule is defined on drafts of this shape and law (``runs_on``, else
+        ``token_trees``)."""
+        if cls.runs_on:
+            return runs_on_drafts(cls.runs_on, shape, law)
         return cls.token_trees or is_iid_chains(shape, law)
 
     def run(self, block: TokenTree, coins: Coins) -> Outcome:
@@ -153,6 +208,13 @@ class Verifier:
             return None
         return float(sum(prob * out.tau for prob, out in leaves))
 
+    def advance(self, output: Node) -> "Verifier":
+        """The rule for the next iteration, after this one emitted ``output`` (s·y): the rule itself,
+        for a rule without state across iterations (every registered rule).  A rule with state returns
+        a new instance that carries it; the decoder and the exact law of the generated stream
+        (``core.analysis.compensation.iterate_exact``, the court's stream verdict) follow it."""
+        return self
+
     def fallback_mass(self, draft, target, K: int, L: int) -> float:
         """P(the extra token is drawn from q(·|s) because the rule's residual has no positive mass).
 
@@ -171,7 +233,8 @@ class Verifier:
     def settings(self) -> dict[str, object]:
         """The parameters this instance holds that change what it does (by default every one of
         ``parameters``); a rule whose parameter matters only in some variant leaves it out elsewhere."""
-        return {p: getattr(self, p) for p in self.parameters}
+        names = (getattr(p, "name", p) for p in self.parameters)
+        return {name: getattr(self, name) for name in names}
 
     def lossless(self) -> bool:
         """Whether this instance, with its parameters, is lossless by theory (a hypothesis, as the

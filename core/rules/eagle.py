@@ -26,7 +26,6 @@ Where the two releases differ (``RELEASES``), the bonus line alone:
 """
 from __future__ import annotations
 
-import math
 from typing import ClassVar, Mapping
 
 import numpy as np
@@ -36,7 +35,8 @@ from core.data.distributions import residual
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
 from core.data.nodes import Node
-from core.rules.base import Verifier, VerifierError
+from core.rules.base import Verifier
+from core.rules.params import Param
 
 #: The released versions of the bonus line: the current one first (the default).
 RELEASES = ("current", "eagle2")
@@ -70,16 +70,19 @@ class Eagle(Verifier):
     needs_models = False
     closed_form_tau = False
     token_trees = True
-    parameters: ClassVar[tuple[str, ...]] = ("release", "temperature")
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("release", str, RELEASES[0], "the release (default current; eagle2 draws the bonus token at "
+              "temperature 1)", choices=RELEASES),
+        Param("temperature", float, 1.0, "the models' temperature, which the eagle2 bonus line undoes",
+              within="[0, inf)", context="temperature"),
+    )
     released_port = True
+    below_baseline = ("it accepts a drafted token x with probability q(x) (renormalised after each rejection), "
+                      "never more than SD's min(1, q(x)/p(x)) for one draft")
 
     def __init__(self, release: str = RELEASES[0], temperature: float = 1.0):
-        if release not in RELEASES:
-            raise VerifierError(f"release must be one of {', '.join(RELEASES)}, got {release!r}")
-        temperature = float(temperature)
-        if not (math.isfinite(temperature) and temperature >= 0.0):
-            raise VerifierError(f"temperature must be a finite number ≥ 0, got {temperature:g}")
-        self.release, self.temperature = release, temperature
+        RELEASE, TEMPERATURE = self.parameters
+        self.release, self.temperature = RELEASE.check(release), TEMPERATURE.check(temperature)
 
     def settings(self) -> dict[str, object]:
         """The release, and the temperature only where it is read: the ``eagle2`` bonus line."""

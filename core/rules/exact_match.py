@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.data.coins import Coins
-from core.data.distributions import residual
+from core.data.distributions import without
 from core.data.outcome import Outcome
-from core.data.nodes import Node
 from core.data.token_tree import TokenTree
 from core.rules.base import Verifier
 from core.rules.token_level import token_walk
@@ -51,14 +50,12 @@ class ExactMatch(Verifier):
     needs_models = False
     closed_form_tau = True
     released_port = True
+    below_baseline = ("it accepts a drafted token x only when the target's own sample equals it, with probability "
+                      "q(x), never more than SD's min(1, q(x)/p(x))")
 
     def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
-        def mismatch(u: Node, token: int) -> np.ndarray:
-            """The target's sample given that it is not the draft token: q(·|u) without it."""
-            others = block.q[u].copy()
-            others[token] = 0.0
-            return residual(others, block.q[u])
-        return token_walk(block, _matches(block), "match", mismatch, coins)
+        # on a mismatch the target's sample is q(·|u) given that it is not the draft token
+        return token_walk(block, _matches(block), "match", lambda u, token: without(block.q[u], token), coins)
 
     def expected_tau(self, block: TokenTree) -> float:
         return float(np.sum(np.cumprod(_matches(block))))

@@ -51,7 +51,8 @@ from core.data.coins import Coins, enumerate_outcomes
 from core.data.outcome import Outcome, Trace
 from core.data.nodes import Node
 from core.data.token_tree import TokenTree
-from core.rules.base import Verifier, VerifierError
+from core.rules.base import Verifier
+from core.rules.params import Param
 
 #: A conditional: node -> next-token law.
 Cond = Callable[[Node], np.ndarray]
@@ -92,13 +93,14 @@ class HSD(Verifier):
     lossless_by_theory = False  # claimed by the paper; measured here
     needs_models = False
     closed_form_tau = False
-    parameters: ClassVar[tuple[str, ...]] = ("variant",)
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("variant", str, VARIANTS[0], "the released version (default transformers: the repository's "
+              "transformers/generation/utils.py)", choices=VARIANTS),
+    )
     released_port = True
 
     def __init__(self, variant: str = VARIANTS[0]):
-        if variant not in VARIANTS:
-            raise VerifierError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-        self.variant = variant
+        self.variant = self.parameters[0].check(variant)
 
     def _round(self, x: Node, k: int, q_cond: Cond, p_cond: Cond, n: int, D0: float, T0: float,
                row0: np.ndarray | None, coins: Coins, trace: Trace) -> tuple[int, np.ndarray, np.ndarray]:

@@ -10,6 +10,10 @@ every draft multiset), so it runs on toy models only.
 On a token tree of any shape and law it samples the own-law LP (``core.bounds.lp.optimal_tree_lp``)
 instead: the plan of the realised tree's node set, whose E[τ] is the best of any lossless verifier
 for that shape and law.
+
+The plan has a row per drafted set, so the rule stops where the per-set form does
+(``core.bounds.sizes.check_size``): past that the optimum's *value* is still computed, in node form
+(``core.bounds.node_lp``, the ``lp`` bound), but no verifier that attains it is sampled.
 """
 from __future__ import annotations
 
@@ -63,8 +67,15 @@ class LPOptimal(Verifier):
             # Imported here, not at the top: the LP solver brings scipy (about 2.5 s), which
             # listing or instantiating any other rule must not pay for.
             from core.bounds.lp import optimal_lp, optimal_tree_lp
-            plan = (optimal_lp(draft, target, int(K), int(L)) if shape is None
-                    else optimal_tree_lp(draft, target, shape, law))
+            from core.bounds.sizes import BoundsTooLarge
+            try:
+                plan = (optimal_lp(draft, target, int(K), int(L)) if shape is None
+                        else optimal_tree_lp(draft, target, shape, law))
+            except BoundsTooLarge as exc:
+                why = str(exc).rsplit("; use a smaller", 1)[0]
+                raise BoundsTooLarge(f"{why}: the LP-optimal verifier samples this per-set plan, so it stops "
+                                     f"here, but the LP optimum's value is still computed (the lp "
+                                     f"bound)") from None
         for key, value in (("K", K), ("L", L)):
             if value is not None and int(value) != getattr(plan, key):
                 raise VerifierError(f"{key}={value} does not match the plan's "

@@ -2,7 +2,7 @@
 ``core.rules.traversal_walk`` with children visited best first by q/p.
 
 At a visited node b entered with k ≥ 2 drafts the vocabulary is ranked by decreasing
-q(x|b)/p(x|b) (p = 0 first, ties by smaller token id; ``best_of_k.rank_order``): O(V log V) per such
+q(x|b)/p(x|b) (p = 0 first, ties by smaller token id; ``selection.rank_order``): O(V log V) per such
 node, and only at the nodes the walk visits.  A node entered with one draft needs no ranking: its
 one child's law is s itself and no draft is left after it.  For a set of
 allowed tokens and k drafts left, the *best-of-k law* is B(x) = G(x)^k − (G(x) − s(x))^k, with s =
@@ -28,7 +28,7 @@ from typing import Iterator, Mapping
 
 import numpy as np
 
-from core.rules.best_of_k import rank_order
+from core.rules.selection import rank_order
 from core.rules.traversal_walk import TraversalVerifier, first_drafted, iid_branches
 
 

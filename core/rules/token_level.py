@@ -21,11 +21,11 @@ from toy_models import IIDModel, MarkovModel
 
 
 def token_walk(block: TokenTree, passes: list[float], name: str,
-               correction: Callable[[Node, int], np.ndarray], coins: Coins) -> Outcome:
-    """Walk draft 0 token by token: x_i passes with probability ``passes[i]`` (noted in the trace as
-    ``name``); at the first failure the extra token's law is ``correction(x_<i, x_i)``, after L
-    passes the bonus q(·|x)."""
-    x = block.draft(0)
+               correction: Callable[[Node, int], np.ndarray], coins: Coins, x: Node | None = None) -> Outcome:
+    """Walk draft 0 (or the path ``x`` of the tree) token by token: x_i passes with probability
+    ``passes[i]`` (noted in the trace as ``name``); at the first failure the extra token's law is
+    ``correction(x_<i, x_i)``, after L passes the bonus q(·|x)."""
+    x = block.draft(0) if x is None else x
     trace = Trace()
     for i, prob in enumerate(passes):
         node = x[: i + 1]
@@ -33,6 +33,36 @@ def token_walk(block: TokenTree, passes: list[float], name: str,
         if not trace.test(node, 0, prob, coins.bernoulli(prob), "token"):
             return Outcome(x[:i], 0 if i else -1, correction(x[:i], x[i]), trace)
     return Outcome(x, 0, block.q[x], trace)
+
+
+def token_chain_law(draft, target, L: int, accept: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                    correction: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> tuple[dict[Node, float], int]:
+    """The exact output law of a walk along one chain drafted from p, token by token, on toy models:
+    a recursion over the nodes of Ω^≤L in ``core.data.levels`` order.
+
+    At depth d, with the rows p(·|u) and q(·|u) of every node u of that depth stacked (shape
+    (V^d, V)), ``accept(p, q)`` is the probability a(u·x) that the drafted child x passes, and
+    ``correction(p, q)`` the law of the extra token after a failure: one row per node (shape
+    (V^d, V)), or one row per node and failed child (shape (V^d, V, V)) where it depends on the
+    token that failed.  The walk reaches u·x with R(u·x) = R(u)·p(x|u)·a(u·x) (R(∅) = 1), fails at
+    u·x with R(u)·p(x|u)·(1 − a(u·x)) and then emits u·y with that mass times the correction's
+    y; at depth L it draws the bonus from q(·|u).  Returns the law and the number of nodes."""
+    p_levels, q_levels = level_conditionals(draft, L - 1), level_conditionals(target, L)
+    reach = np.ones(1)
+    emitted = [np.zeros(1)]
+    for d in range(L):
+        p, q = p_levels[d], q_levels[d]
+        a = accept(p, q)
+        fail = p * (1.0 - a)
+        law = correction(p, q)
+        if law.ndim == 2:
+            extra = (reach * fail.sum(axis=1))[:, None] * law
+        else:
+            extra = reach[:, None] * np.einsum("nx,nxy->ny", fail, law)
+        emitted.append(extra.ravel())
+        reach = (reach[:, None] * p * a).ravel()
+    emitted.append((reach[:, None] * q_levels[L]).ravel())
+    return law_from_levels(emitted, draft.V), sum(draft.V ** d for d in range(L + 1))
 
 
 def _ratios(block: TokenTree) -> list[float]:
@@ -68,22 +98,12 @@ class SD(Verifier):
         return total
 
     def model_output_law(self, draft, target, K: int, L: int) -> tuple[dict[Node, float], int]:
-        """Exact output law on toy models by a recursion over nodes (the tests check it against
-        the coin-by-coin law of every path).  With r(u·x) = min(1, q(x|u)/p(x|u)) as in ``run``,
-        the walk reaches u·x with R(u·x) = R(u)·p(x|u)·r(u·x) (R(∅) = 1) and stops at u with
-        R(u)·Σ_x p(x|u)·(1 − r(u·x)), drawing the extra token from (q − p)₊ normalized; at depth L
-        it draws the bonus from q(·|u).  Returns the law and the number of nodes."""
-        p_levels, q_levels = level_conditionals(draft, L - 1), level_conditionals(target, L)
-        reach = np.ones(1)
-        emitted = [np.zeros(1)]
-        for d in range(L):
-            p, q = p_levels[d], q_levels[d]
-            r = acceptance_ratio(q, p)
-            stop = reach * (p * (1.0 - r)).sum(axis=1)
-            emitted.append((stop[:, None] * residual(q - p, q)).ravel())
-            reach = (reach[:, None] * p * r).ravel()
-        emitted.append((reach[:, None] * q_levels[L]).ravel())
-        return law_from_levels(emitted, draft.V), sum(draft.V ** d for d in range(L + 1))
+        """Exact output law on toy models by a recursion over nodes (``token_chain_law``; the tests
+        check it against the coin-by-coin law of every path), each token accepted with r(u·x) =
+        min(1, q(x|u)/p(x|u)) as in ``run`` and the extra token drawn from (q − p)₊ normalized.
+        Returns the law and the number of nodes."""
+        return token_chain_law(draft, target, L, lambda p, q: acceptance_ratio(q, p),
+                               lambda p, q: residual(q - p, q))
 
     model_law_cost = staticmethod(node_recursion_cost)
 

@@ -47,7 +47,8 @@ from core.data.coins import Coins
 from core.data.token_tree import TokenTree
 from core.data.outcome import Outcome, Trace
 from core.data.nodes import Node
-from core.rules.base import Verifier, VerifierError
+from core.rules.base import Verifier
+from core.rules.params import Param
 
 #: Medusa's defaults (``medusa_generate``): ε = posterior_threshold, δ = posterior_alpha = √ε.
 MEDUSA_EPSILON = 0.09
@@ -129,21 +130,24 @@ class Typical(Verifier):
     how = ("**How typical acceptance tests.** Deterministically: a drafted token x at an accepted node passes "
            "when q(x) > min(ε, δ·exp(−H(q))), H the entropy of q there (Medusa's rule; lossy).")
     token_trees = True
-    parameters: ClassVar[tuple[str, ...]] = ("epsilon", "delta", "extra_token")
+    # ε < 1 keeps the argmax of a one-hot q passing, so that T = 0 is greedy decoding for every
+    # (ε, δ), as Medusa's code makes it by skipping the test there.
+    parameters: ClassVar[tuple[Param, ...]] = (
+        Param("epsilon", float, MEDUSA_EPSILON, "the hard threshold ε (Medusa's posterior_threshold; "
+              "default 0.09, Medusa's)", within="[0, 1)", label="Medusa's posterior threshold",
+              sweep=(0.01, 0.03, 0.09, 0.2, 0.4, 0.7, 0.95)),
+        Param("delta", float, MEDUSA_DELTA, "the entropy factor δ (Medusa's posterior_alpha; default 0.3, "
+              "Medusa's)", within="[0, inf)", label="Medusa's posterior alpha",
+              sweep=(0.0, 0.1, 0.3, 0.6, 1.0, 2.0)),
+        Param("extra_token", str, EXTRA_TOKENS[0], "the extra token: greedy (Medusa's) or drawn from the "
+              "target", choices=EXTRA_TOKENS),
+    )
     released_port = True
 
     def __init__(self, epsilon: float = MEDUSA_EPSILON, delta: float = MEDUSA_DELTA,
                  extra_token: str = "greedy"):
-        epsilon, delta = float(epsilon), float(delta)
-        # ε < 1 keeps the argmax of a one-hot q passing, so that T = 0 is greedy decoding for every
-        # (ε, δ), as Medusa's code makes it by skipping the test there.
-        if not 0.0 <= epsilon < 1.0:
-            raise VerifierError(f"epsilon (Medusa's posterior threshold) must be in [0, 1), got {epsilon:g}")
-        if not (math.isfinite(delta) and delta >= 0.0):
-            raise VerifierError(f"delta (Medusa's posterior alpha) must be a finite number ≥ 0, got {delta:g}")
-        if extra_token not in EXTRA_TOKENS:
-            raise VerifierError(f"extra_token must be one of {', '.join(EXTRA_TOKENS)}, got {extra_token!r}")
-        self.epsilon, self.delta, self.extra_token = epsilon, delta, extra_token
+        EPSILON, DELTA, EXTRA = self.parameters
+        self.epsilon, self.delta, self.extra_token = EPSILON.check(epsilon), DELTA.check(delta), EXTRA.check(extra_token)
 
     def run_chains(self, block: TokenTree, coins: Coins) -> Outcome:
         """K i.i.d. chains as their token tree, each node offered by the first draft through it."""

@@ -20,19 +20,21 @@ from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
 from core.analysis.exact import MAX_SECONDS, estimated_seconds
-from core.bounds import BoundsTooLarge, check_size, check_tree_size
+from core.bounds import BoundsTooLarge, check_node_size, check_size, check_tree_size
 from core.bounds.sizes import check_paths
 from core.data.laws import IID_LAW, LAWS, DraftLaw, get_law, is_iid_chains, law_at
 from core.data.shapes import Shape
 from core.errors import ExplorerError, InvalidInput
-from core.rules.registry import ALIASES, REGISTRY, resolve
+from core.rules.params import by_name
+from core.rules.registry import ALIASES, REGISTRY, resolve, user_rules
 
-FAMILIES = ("iid", "markov", "table", "near")
+#: The instance families (``core.sweep.instances``); ``--family all`` means the generic ones,
+#: ``GENERIC_FAMILIES``: ``confident`` is one regime a claim's source describes, asked for by name.
+FAMILIES = ("iid", "markov", "table", "near", "confident")
+GENERIC_FAMILIES = ("iid", "markov", "table", "near")
 BOUNDS = ("lp", "acausal", "cic")
-#: The one lossy rule the default leaderboard shows beside the lossless ones.
-DEFAULT_LOSSY = ("spectr_gbv",)
 #: Lossy rules a draft sweep adds by default where they are registered (Medusa's typical acceptance,
-#: defined on every token tree): not in ``default_methods``, so that a sweep of K i.i.d. chains
+#: defined on every token tree): not in ``DEFAULT_METHODS``, so that a sweep of K i.i.d. chains
 #: without laws keeps its rows.
 TREE_LOSSY = ("typical",)
 #: The draft laws' names (``core.data.laws``), as a sweep's configuration names them.
@@ -69,13 +71,17 @@ class DraftKey(NamedTuple):
     index: int
 
 
+#: The rules a sweep of K i.i.d. chains compares by default: every lossless rule of a paper that needs
+#: no model of its own (``lp_optimal``'s value is the LP column; released ports are audited by their
+#: claims), plus SpecTr-GBV, the one lossy rule shown beside them.  Named, so that a rule newly
+#: registered joins it only when added here.
+DEFAULT_METHODS = ("sd", "bv", "spectr", "specinfer", "spectr_gbv", "rbv", "best_of_k_bv", "traversal", "otv")
+
+
 def default_methods() -> tuple[str, ...]:
-    """Every registered lossless rule that needs no model of its own (``lp_optimal``'s value is the
-    LP column), plus ``DEFAULT_LOSSY``, leaving out the released ports (``Verifier.released_port``,
-    audited by their claims); read from the registry's metadata at run time."""
-    return tuple(name for name, cls in REGISTRY.items()
-                 if not cls.needs_models and not cls.released_port
-                 and (cls.lossless_by_theory or name in DEFAULT_LOSSY))
+    """``DEFAULT_METHODS``, then the rules loaded from outside the project (``--rule``,
+    ``EXPLORER_RULES``): a researcher's rule is compared without being named twice."""
+    return (*DEFAULT_METHODS, *user_rules())
 
 
 def draft_methods() -> tuple[str, ...]:
@@ -123,12 +129,33 @@ class SweepConfig:
     laws: tuple[str, ...] = ()
     trees: tuple[tuple[int, ...], ...] = ()
     budgets: tuple[int, ...] = ()
+    #: The rules' own parameters, (rule, name, value as ``Param.text`` writes it) each, sorted; empty
+    #: for every rule at its defaults (``with_settings``, ``settings``).
+    params: tuple[tuple[str, str, str], ...] = ()
+
+    def with_settings(self, settings: dict[str, dict]) -> "SweepConfig":
+        """The configuration with the rules' parameters {rule: {name: value}} (checked here, each by
+        its declaration, and written as ``Param.text`` writes it)."""
+        triples = []
+        for rule, values in settings.items():
+            declared = by_name(resolve(rule))
+            for name, value in values.items():
+                if name not in declared:
+                    raise SweepError(f"{rule} takes no parameter {name}")
+                param = declared[name]
+                triples.append((rule, name, param.text(param.check(value))))
+        return replace(self, params=tuple(sorted(triples)))
+
+    def settings(self, method: str) -> dict:
+        """The parameters ``method`` runs with ({} at its defaults), parsed by its declarations."""
+        declared = by_name(resolve(method))
+        return {name: declared[name].parse(text) for rule, name, text in self.params if rule == method}
 
     def to_json(self) -> dict:
         """The fields as JSON; a draft sweep's fields only where set, so that the saved
         configuration of any other sweep is what it always was."""
         return {key: [list(v) if isinstance(v, tuple) else v for v in value] if isinstance(value, tuple) else value
-                for key, value in asdict(self).items() if key not in DRAFT_FIELDS or value}
+                for key, value in asdict(self).items() if key not in OPTIONAL_FIELDS or value}
 
     @classmethod
     def from_json(cls, obj: dict) -> "SweepConfig":
@@ -172,8 +199,9 @@ class SweepConfig:
         return [self.key_type(*cell, i) for cell in self.cells() for i in range(self.n)]
 
 
-#: The fields only a draft sweep sets (``SweepConfig.to_json`` leaves them out when empty).
-DRAFT_FIELDS = ("laws", "trees", "budgets")
+#: The fields only a draft sweep sets (``SweepConfig.to_json`` leaves them out when empty), and the
+#: rules' parameters, set only where a rule runs with other than its defaults.
+OPTIONAL_FIELDS = ("laws", "trees", "budgets", "params")
 
 
 def check_config(config: SweepConfig) -> None:
@@ -218,7 +246,7 @@ def _check_cell(config: SweepConfig, V: int, K: int, L: int) -> None:
             raise BoundsTooLarge(f"a table target of depth {L} over {V} tokens has {V ** L:,} "
                                  f"prefixes of length L (limit {TABLE_PATHS:,})")
         if "lp" in config.bounds:
-            check_size(V, K, L)
+            check_node_size(V, Shape.chains_of(K, L), IID_LAW)
         if "acausal" in config.bounds:
             check_size(V, K, L, kind="acausal")
     except BoundsTooLarge as exc:
@@ -275,7 +303,12 @@ def _check_drafts(config: SweepConfig) -> None:
 def _check_draft(config: SweepConfig, V: int, shape: Shape, law: DraftLaw) -> None:
     """The own-law LP and each rule's exact analysis of one (V, shape, law), against the limits."""
     where = f"{shape.label} drafted by {law.name} at V={V}"
-    if "lp" in config.bounds or "lp_optimal" in config.methods:
+    try:
+        if "lp" in config.bounds:
+            check_node_size(V, shape, law)
+    except BoundsTooLarge as exc:
+        raise SweepError(f"{where}: {exc}") from None
+    if "lp_optimal" in config.methods:                  # it samples the per-set plan
         try:
             if is_iid_chains(shape, law):
                 check_size(V, shape.K, shape.L)

@@ -6,8 +6,10 @@ scheduler as well as in the workers, so both would have to import ``core``.  Ins
 carry this project's code themselves, and the scheduler sees only what the standard library and
 Dask can rebuild:
 
-- ``Shipped.of(fn)``: the ``.py`` sources of ``PACKAGES`` as one zip archive (179 kB), ``fn``
-  pickled (by reference: module and name), and this process's ``versions()``, in a small object whose
+- ``Shipped.of(fn)``: the ``.py`` sources of ``PACKAGES`` as one zip archive (179 kB), with those of
+  the rules loaded from outside the project (``user_rules``: a rule file, or the package of a rule
+  module), ``fn`` pickled (by reference: module and name), and this process's ``versions()``, in a
+  small object whose
   class is pickled by value (cloudpickle: its code, not its name).  ``to_bytes()`` goes into the
   graph as the argument of one task, ``pickle.loads(bytes)``, so the scheduler holds opaque bytes; its
   result, the ``Shipped`` object, lives in a worker, other workers fetch it from there (it pickles
@@ -18,7 +20,8 @@ Dask can rebuild:
   ``sys.path`` and imports ``fn`` from it: real imports, so the code runs exactly as here, lazy
   imports included.  A later job with other sources (another checkout, an edited file) has another
   digest: the worker forgets the modules it imported from the previous archive and imports the new
-  ones, so it never runs stale code.  Only ``.py`` files travel: a module that read a data file
+  ones, so it never runs stale code.  The rules from outside are then loaded under their names
+  (``core.rules.registry.adopt``), whatever the worker's own ``EXPLORER_RULES``.  Only ``.py`` files travel: a module that read a data file
   beside itself would not find it in a worker (none in a sweep's path does).  A new module needs
   nothing: every ``.py`` file of ``PACKAGES`` is in every archive.
 
@@ -69,11 +72,14 @@ ARCHIVE_PREFIX = "explorer-code-"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
-def source_archive(packages=PACKAGES) -> bytes:
+def source_archive(packages=PACKAGES, extra: dict[str, bytes] | None = None) -> bytes:
     """The ``.py`` files of ``packages`` (as imported in this process) as a zip archive whose bytes
-    depend on their paths and contents only; folders without ``__init__.py`` are left out."""
+    depend on their paths and contents only; folders without ``__init__.py`` are left out.  ``extra``
+    adds files by their path in the archive (the rules loaded from outside, ``user_rules``)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in sorted((extra or {}).items()):
+            archive.writestr(zipfile.ZipInfo(name, _EPOCH), data, compress_type=zipfile.ZIP_DEFLATED)
         for package in packages:
             root = Path(importlib.import_module(package).__file__).parent
             for path in sorted(root.rglob("*.py")):
@@ -83,6 +89,19 @@ def source_archive(packages=PACKAGES) -> bytes:
                     archive.writestr(zipfile.ZipInfo(relative.as_posix(), _EPOCH), path.read_bytes(),
                                      compress_type=zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
+
+
+def user_rules() -> tuple[dict[str, bytes], list[str], list[str]]:
+    """The rules this process loaded from outside the project (``core.rules.registry.user_rules``), as
+    a worker takes them: their sources by path in the archive, their specifications as
+    ``MODULE:CLASS`` of the archive's modules, and those modules' top-level names."""
+    from core.rules.registry import USER_SPECS
+
+    files: dict[str, bytes] = {}
+    for spec in USER_SPECS.values():
+        files.update(spec.files())
+    texts = [f"{spec.module}:{spec.cls_name}" for spec in USER_SPECS.values()]
+    return files, texts, sorted({spec.top for spec in USER_SPECS.values()})
 
 
 def pack(obj) -> bytes:
@@ -125,10 +144,10 @@ def _code_folder() -> str:
         return tempfile.gettempdir()
 
 
-def _install(archive: bytes, digest: str) -> bool:
-    """Make ``PACKAGES`` importable from ``archive`` in this process; False if they already were.
-    Modules imported from anywhere else (another archive, a checkout on the path) are forgotten, so
-    that the next import reads this archive."""
+def _install(archive: bytes, digest: str, tops: tuple[str, ...] = ()) -> bool:
+    """Make ``PACKAGES`` (and the rules' top-level modules ``tops``) importable from ``archive`` in this
+    process; False if they already were.  Modules imported from anywhere else (another archive, a
+    checkout on the path) are forgotten, so that the next import reads this archive."""
     import _imp   # the interpreter's import lock: two threads of a worker install one at a time
 
     path = os.path.join(_code_folder(), f"{ARCHIVE_PREFIX}{digest}.zip")
@@ -142,7 +161,7 @@ def _install(archive: bytes, digest: str) -> bool:
                 out.write(archive)
             os.replace(partial, path)
         sys.path[:] = [path] + [p for p in sys.path if not os.path.basename(p).startswith(ARCHIVE_PREFIX)]
-        for name in [m for m in sys.modules if m.partition(".")[0] in PACKAGES]:
+        for name in [m for m in sys.modules if m.partition(".")[0] in (*PACKAGES, *tops)]:
             del sys.modules[name]
         importlib.invalidate_caches()
         return True
@@ -154,14 +173,16 @@ class Shipped:
     """A function and the sources it runs from, built in the client, called in a worker (module
     docstring).  Its class travels by value: nothing here may refer to the rest of this project."""
 
-    def __init__(self, archive: bytes, call: bytes, expected: dict):
+    def __init__(self, archive: bytes, call: bytes, expected: dict, rules: tuple = (), tops: tuple = ()):
         self.archive, self.call, self.expected = archive, call, expected
+        self.rules, self.tops = tuple(rules), tuple(tops)
         self.digest = hashlib.sha256(archive).hexdigest()[:16]
         self._fn: Callable | None = None
 
     @classmethod
     def of(cls, fn: Callable) -> "Shipped":
-        return cls(source_archive(), pack(fn), versions())
+        files, rules, tops = user_rules()
+        return cls(source_archive(extra=files), pack(fn), versions(), rules, tops)
 
     def to_bytes(self) -> bytes:
         """Bytes that ``pickle.loads`` turns back into this object in any process with the
@@ -171,7 +192,7 @@ class Shipped:
         # class is already a copy (and cloudpickle pickles copies by value).
         if getattr(module, "Shipped", None) is Shipped and __name__ not in cloudpickle.list_registry_pickle_by_value():
             cloudpickle.register_pickle_by_value(module)
-        return pack(_Call(Shipped, self.archive, self.call, self.expected))
+        return pack(_Call(Shipped, self.archive, self.call, self.expected, self.rules, self.tops))
 
     def __reduce__(self):
         # How Dask moves it between workers: as its bytes, rebuilt by the standard library.
@@ -184,7 +205,9 @@ class Shipped:
             if problem:
                 raise RuntimeError(f"this Dask worker's environment differs from the client's ({problem}); "
                                    f"install the same requirements on every machine")
-        if _install(self.archive, self.digest) or self._fn is None:
+        if _install(self.archive, self.digest, self.tops) or self._fn is None:
+            if self.rules:     # the rules from outside, under their names, before the call names them
+                importlib.import_module("core.rules.registry").adopt(self.rules)
             self._fn = unpack(self.call)
         return pack(self._fn(*unpack(args)))
 

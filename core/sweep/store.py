@@ -86,7 +86,9 @@ class ResultsStore:
                 else f"K{first['K']}-L{first['L']}")
         name = f"part-{first['family']}-V{first['V']}-{cell}-{first['index']:06d}-{last['index']:06d}.parquet"
         sink = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pylist(rows), sink)
+        # every column any row has (a failed rule's row adds ``failure``), in order of first appearance
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        pq.write_table(pa.Table.from_pydict({c: [row.get(c) for row in rows] for c in columns}), sink)
         self._write_atomic(self.path / name, sink.getvalue().to_pybytes())
         return self.path / name
 

@@ -9,7 +9,10 @@ cannot), the
 minimum of r and the instance where it occurs, the largest fidelity error max TV(P̃, q), and the
 share of instances where the method is best: its E[τ] is within ``TIE`` of the largest E[τ] among
 the rows of that instance that are lossless (TV ≤ ``LOSSLESS_TOL``), so a lossy rule is never best
-and tied rules are all best.  The mean of r is also broken down by K, L and family.
+and tied rules are all best.  The mean of r is also broken down by K, L and family.  A lossy rule is
+never crowned: the methods are listed lossless first (max TV ≤ ``LOSSLESS_TOL`` on every row), each
+group by its mean, and the text leaderboard ranks the lossy ones in a table of their own.  Rows of a
+rule from outside the project that failed (``failure``) are counted apart, never scored.
 
 A draft sweep's rows (``core.sweep.work.DRAFT_COLUMNS``) are scored against their own law's
 optimum: r = E[τ]/LP with LP the own-law LP of the row's shape and law, so r is each rule's share
@@ -37,10 +40,12 @@ TIE = 1e-9
 BREAKDOWNS = ("K", "L", "family")
 #: A draft sweep's breakdowns beside ``BREAKDOWNS`` (and ``temperature`` where it varies).
 DRAFT_BREAKDOWNS = ("law", "budget")
-#: The rules ``law_board`` finds the best shape for beside the LP: those defined on every shape and
-#: law (``Verifier.token_trees``), by every name they have; ``lp_optimal``'s value is the LP's.
-TREE_RULES = tuple(name for name in (*REGISTRY, *ALIASES)
-                   if resolve(name).token_trees and name != "lp_optimal")
+def tree_rules() -> tuple[str, ...]:
+    """The rules ``law_board`` finds the best shape for beside the LP: those defined on every shape and
+    law (``Verifier.token_trees``, no ``runs_on``), by every name they have, a rule loaded from outside included;
+    ``lp_optimal``'s value is the LP's."""
+    return tuple(name for name in (*REGISTRY, *ALIASES)
+                 if resolve(name).token_trees and not resolve(name).runs_on and not resolve(name).optimal_lp)
 #: The columns that name a pair of models: every shape, law and rule of a draft sweep's unit is
 #: analysed on the same pair.
 PAIR_COLUMNS = ("family", "V", "L", "index", "temperature", "seed")
@@ -101,15 +106,26 @@ def leaderboard(frame: pd.DataFrame) -> dict:
     drafts = is_draft_frame(frame)
     groups = group_columns(frame)
     named = [*KEY_COLUMNS, *(DRAFT_COLUMNS if drafts else ())]
-    frame = frame.assign(best=best_flags(frame))
+    failed = frame["failure"].notna() if "failure" in frame.columns else pd.Series(False, index=frame.index)
+    failures = {m: (int(part.sum()), str(frame.loc[part[part].index[0], "failure"]))
+                for m, part in failed.groupby(frame["method"], sort=False) if part.any()}
+    frame = frame[~failed].assign(best=best_flags(frame[~failed]))
     methods = []
     for method, rows in frame.groupby("method", sort=False):
         mean, lo, hi = mean_ci(rows[score].to_numpy())
         worst = rows.loc[rows[score].idxmin()]
+        max_tv = float(rows["fidelity_tv"].max())
         methods.append({"method": method, "n": int(len(rows)), "mean": mean, "ci_low": lo, "ci_high": hi,
                         "min": float(worst[score]), "best_share": float(rows["best"].mean()),
-                        "max_tv": float(rows["fidelity_tv"].max()), "worst": _key(worst, named)})
-    methods.sort(key=lambda m: -m["mean"])
+                        "max_tv": max_tv, "lossless": max_tv <= LOSSLESS_TOL, "worst": _key(worst, named),
+                        **({"failures": failures[method][0], "failure": failures[method][1]}
+                           if method in failures else {})})
+    # a lossy rule is never crowned: the lossless rules first, each group by its mean score; means
+    # equal to 12 digits (rules that attain the same optimum, whose LP ratios differ by rounding
+    # only) keep the rules' order
+    methods.sort(key=lambda m: (not m["lossless"], -round(m["mean"], 12)))
+    methods += [{"method": m, "n": 0, "lossless": False, "failures": n, "failure": text}
+                for m, (n, text) in failures.items() if m not in {x["method"] for x in methods}]
     breakdowns = [*BREAKDOWNS, *(DRAFT_BREAKDOWNS if drafts else ()),
                   *(["temperature"] if frame["temperature"].nunique() > 1 else [])]
     by = {column: {str(value): {m: float(v) for m, v in part.groupby("method", sort=False)[score].mean().items()}
@@ -151,7 +167,7 @@ def law_board(frame: pd.DataFrame) -> dict | None:
       its root only), the largest and the mean fidelity error and the share of analyses it is
       lossless on (TV ≤ ``LOSSLESS_TOL``);
     - ``best_shapes``: per (V, L, budget, law), and per (V, L, budget) over every law (law
-      ``any``), for the own-law LP (``lp``) and each rule defined on every draft (``TREE_RULES``):
+      ``any``), for the own-law LP (``lp``) and each rule defined on every draft (``tree_rules``):
       the shape (with its law, for ``any``) of the highest mean over the pairs, those within
       ``TIE`` of it (``tied``: chains K×L and the tree (K, 1, …, 1) draft alike but for ``topk``),
       that mean, each candidate's mean and the share of pairs where the best one is best (within
@@ -189,7 +205,7 @@ def law_board(frame: pd.DataFrame) -> dict | None:
             values = {"lp": rows.drop_duplicates(group_columns(rows))[[*pair, "candidate", "lp"]]
                       .rename(columns={"lp": "value"})}
             for method, mine in rows.groupby("method", sort=False):
-                if method in TREE_RULES:
+                if method in tree_rules():
                     values[method] = mine[[*pair, "candidate", "expected_accepted"]].rename(
                         columns={"expected_accepted": "value"})
             entry = {"temperature": float(T), "V": int(V), "L": int(L), "budget": int(n), "law": law, "by": {}}
@@ -223,18 +239,33 @@ def describe(worst: dict) -> str:
 
 
 def format_leaderboard(board: dict) -> str:
-    """The leaderboard as text tables: one line per method, then the mean score by K, L and family;
-    for a draft sweep also by law and budget, then the law board (``format_law_board``)."""
+    """The leaderboard as text tables: one line per method, the lossless rules ranked apart from the
+    lossy ones (whose score is bought with loss), then the rules that failed, then the mean score by
+    K, L and family; for a draft sweep also by law and budget, then the law board
+    (``format_law_board``)."""
     name = "E/LP" if board["score"] == "ratio_lp" else "E[tau]"
-    rows = [[m["method"], str(m["n"]), f"{m['mean']:.4f}", f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
-             f"{m['min']:.4f}", f"{100 * m['best_share']:.1f}%", f"{m['max_tv']:.2e}",
-             describe(m["worst"])] for m in board["methods"]]
+    scored = [m for m in board["methods"] if m["n"]]
+    header = ["method", "n", f"mean {name}", "95% CI", "min", "best", "max TV", "worst instance"]
+
+    def line(m: dict) -> list[str]:
+        return [m["method"], str(m["n"]), f"{m['mean']:.4f}", f"[{m['ci_low']:.4f}, {m['ci_high']:.4f}]",
+                f"{m['min']:.4f}", f"{100 * m['best_share']:.1f}%", f"{m['max_tv']:.2e}", describe(m["worst"])]
+
     head = f"{board['instances']} instances; score {name} (higher is better)"
     if "analyses" in board:
         head = (f"{board['instances']} instances (pairs of models), {board['analyses']} analyses (instance × "
                 f"shape × law); score {name}, E[tau] over the own-law LP (higher is better)")
-    parts = [head, _table(["method", "n", f"mean {name}", "95% CI", "min", "best", "max TV", "worst instance"], rows)]
-    order = [m["method"] for m in board["methods"]]
+    lossy = [m for m in scored if not m["lossless"]]
+    parts = [head, _table(header, [line(m) for m in scored if m["lossless"]])]
+    if lossy:
+        parts.append(f"lossy rules (TV from q above {LOSSLESS_TOL:g} on some instance): ranked apart, their "
+                     f"{name} is bought with loss\n" + _table(header, [line(m) for m in lossy]))
+    failed = [m for m in board["methods"] if m.get("failures")]
+    if failed:
+        parts.append("\n".join(f"{m['method']} failed on {m['failures']} analyses; the first: {m['failure']}"
+                               for m in failed))
+    parts = [p for p in parts if p]
+    order = [m["method"] for m in scored]
     for column, groups in board["by"].items():
         keys = list(groups)
         parts.append(_table([f"mean {name} by {column}", *(f"{column}={k}" for k in keys)],

@@ -16,27 +16,49 @@ from core import bounds
 from core.analysis.exact import MAX_SECONDS, estimated_seconds, exact_analysis
 from core.analysis.montecarlo import monte_carlo as run_monte_carlo
 from core.analysis.toy_drafts import draw_block, draw_tree
-from core.data.laws import get_law, is_iid_chains
+from core.data.laws import IID_LAW, get_law, is_iid_chains
+from core.data.shapes import Shape
 from core.data.drafting import check_supports
-from core.rules.registry import REGISTRY, get_verifier, make_verifier
-from pages.ui.text import duration, label
+from core.rules.params import declared
+from core.rules.registry import ALIASES, REGISTRY, make_verifier
+from pages.ui.text import duration, label, short
 from toy_models import from_json
 
 #: Above this many V^(K·L) draft outcomes a configuration counts as "large" (beyond it an answer may
 #: take more than a second).
 SMALL_OUTCOMES = 4096
-#: Optimal-LP sizes (``core.bounds.lp_size``) solved without asking; well under a second on two cores.
+#: Per-set LP sizes (``core.bounds.lp_size``: the acausal bound, the LP-optimal verifier's plan)
+#: solved without asking; well under a second on two cores.
 LP_AUTO = 6_000
+#: The LP optimum (node form) is solved without asking when its estimate
+#: (``core.bounds.node_lp_seconds``) is at most this many seconds.
+OPTIMUM_AUTO_SECONDS = 1.0
 #: Exact analyses estimated (``core.analysis.exact.estimated_seconds``) above this many seconds ask first.
 EXACT_AUTO_SECONDS = 1.0
 #: ``run_with_progress`` shows its bar once its jobs have run this long (cached work never does).
 PROGRESS_AFTER_S = 0.25
 
 
-def model_spec(draft, target, T: float) -> str:
-    """The hashable key of a configuration's models: both models' JSON and the temperature."""
-    return json.dumps({"draft": draft.to_json(), "target": target.to_json(), "T": float(T)},
-                      sort_keys=True)
+def model_spec(draft, target, T: float, params: dict | None = None) -> str:
+    """The hashable key of a configuration's models: both models' JSON and the temperature, and the
+    rules' own parameters where any differs from its default ({rule: {name: value}},
+    ``pages.ui.rule_params``), so that every cached result is keyed by them."""
+    spec = {"draft": draft.to_json(), "target": target.to_json(), "T": float(T)}
+    if params:
+        spec["params"] = {rule: dict(values) for rule, values in params.items() if values}
+    return json.dumps(spec, sort_keys=True)
+
+
+def rule_settings(spec: str, method: str) -> dict:
+    """The parameters ``method`` runs with on this configuration: those the spec sets, and the ones it
+    reads from the models (``Param.context``: the temperature)."""
+    obj = json.loads(spec)
+    cls = REGISTRY[ALIASES.get(method, method)]
+    given = dict(obj.get("params", {}).get(cls.name, {}))
+    for param in declared(cls):
+        if param.context == "temperature":
+            given[param.name] = float(obj["T"])
+    return given
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -52,13 +74,13 @@ def _model_verifier(spec: str, method: str, K: int, L: int):
     """A rule built from the models themselves (``needs_models``: the LP-optimal verifier solves an
     LP when built, td_optimal its node LPs when first used): build it once per configuration."""
     draft, target = models(spec)
-    return make_verifier(method, draft=draft, target=target, K=K, L=L)
+    return make_verifier(method, draft=draft, target=target, K=K, L=L, **rule_settings(spec, method))
 
 
 def _verifier(spec: str, method: str, K: int, L: int):
     if REGISTRY[method].needs_models:
         return _model_verifier(spec, method, K, L)
-    return get_verifier(method)
+    return make_verifier(method, **rule_settings(spec, method))
 
 
 @st.cache_data(show_spinner=False, max_entries=2048)
@@ -73,7 +95,7 @@ def bound(spec: str, kind: str, K: int, L: int) -> float:
     """One bound of ``core.bounds``: lp_optimum, acausal, claimed_cic or greedy."""
     draft, target = models(spec)
     if kind == "lp_optimum":
-        return float(lp_plan(spec, K, L).value)
+        return float(bounds.lp_optimum(draft, target, K, L).value)
     if kind == "acausal":
         return float(bounds.acausal_bound(draft, target, K, L))
     if kind == "claimed_cic":
@@ -81,6 +103,25 @@ def bound(spec: str, kind: str, K: int, L: int) -> float:
     if kind == "greedy":
         return float(bounds.greedy_relaxation(draft, target, K, L))
     raise ValueError(f"unknown bound {kind!r}")
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def frontier(spec: str, K: int, L: int, tv: float) -> float:
+    """The loss-gain frontier at TV ``tv`` (``core.bounds.frontier``): the best E[τ] of any verifier
+    of K i.i.d. drafts that far from q."""
+    from core.bounds.frontier import frontier as solve
+
+    draft, target = models(spec)
+    return float(solve(draft, target, K, L, tv).value)
+
+
+def with_setting(spec: str, rule: str, name: str, value) -> str:
+    """The spec with one rule parameter set (``model_spec``'s ``params``): the key its results are
+    cached under."""
+    obj = json.loads(spec)
+    params = obj.setdefault("params", {})
+    params.setdefault(rule, {})[name] = value
+    return json.dumps(obj, sort_keys=True)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -91,12 +132,34 @@ def lp_plan(spec: str, K: int, L: int):
 
 
 def lp_size(V: int, K: int, L: int) -> int:
-    """Size (multisets × nodes) of the optimal LP for K drafts of length L over V tokens."""
+    """Size (multisets × nodes) of the per-set LP for K drafts of length L over V tokens: the
+    acausal bound's and the LP-optimal verifier's plan's."""
     return int(bounds.lp_size(V, K, L, "optimal")[0])
 
 
+def optimum_auto(V: int, L: int) -> bool:
+    """Whether the LP optimum (node form) is solved without asking: its estimate is at most
+    ``OPTIMUM_AUTO_SECONDS`` (it does not depend on K)."""
+    return bounds.node_lp_seconds(V, L) <= OPTIMUM_AUTO_SECONDS
+
+
+def optimum_seconds(V: int, L: int) -> float:
+    """The LP optimum's time estimate, at most (``core.bounds.node_lp_seconds``)."""
+    return float(bounds.node_lp_seconds(V, L))
+
+
+def optimum_refusal(V: int, L: int) -> str | None:
+    """Why ``core.bounds`` refuses the LP optimum (node form) of K i.i.d. chains of length L over V
+    tokens, as one sentence (its node count and time estimate); None when it agrees to solve it."""
+    try:
+        bounds.check_node_size(V, Shape.chains_of(1, L), IID_LAW)
+    except bounds.BoundsTooLarge as exc:
+        return str(exc)
+    return None
+
+
 def lp_refusal(V: int, K: int, L: int) -> str | None:
-    """Why ``core.bounds`` refuses the optimal LP of this configuration (its size or its work is
+    """Why ``core.bounds`` refuses the per-set LP of this configuration (its size or its work is
     past the limit), as one sentence; None when it agrees to solve it."""
     try:
         bounds.check_size(V, K, L)
@@ -148,7 +211,7 @@ def refusal_note(V: int, K: int, L: int, methods: Iterable[str]) -> str | None:
     out = refused(V, K, L, methods)
     if not out:
         return None
-    parts = ", ".join(f"{REGISTRY[m].short} ({duration(exact_seconds(V, K, L, m))})" for m in out)
+    parts = ", ".join(f"{short(m)} ({duration(exact_seconds(V, K, L, m))})" for m in out)
     return (f"Too large to compute exactly here (estimated times; the limit is {duration(MAX_SECONDS)} "
             f"per method): {parts}; lower V, K or L to see them.")
 
@@ -192,17 +255,20 @@ def run_with_progress(jobs: list[tuple[str, Callable[[], object]]], text: str,
 # Token trees of any shape and law (the Draft trees page, one iteration on a token tree)
 # ------------------------------------------------------------------------------------------------
 
-#: The rules defined on every shape and law (``Verifier.token_trees``: top-down rejection ``rrs``, run by
-#: the ``specinfer`` rule, leaf-to-root ``traversal``, the own-law optimum ``lp_optimal``, and any rule
-#: registered later), in the registry's order.
-TREE_RULES = tuple(m for m, cls in REGISTRY.items() if cls.token_trees)
+def tree_rules(shape=None, law=None) -> tuple[str, ...]:
+    """The rules defined on token trees (``Verifier.token_trees``: top-down rejection ``rrs``, run by
+    the ``specinfer`` rule, leaf-to-root ``traversal``, the own-law optimum ``lp_optimal``, and any rule
+    registered or loaded later), in the registry's order; with a shape and a law, those that run on
+    them (a released port runs on the drafts its engine makes: ``Verifier.runs_on``)."""
+    return tuple(m for m, cls in REGISTRY.items()
+                 if cls.token_trees and (shape is None or cls.supports(shape, law)))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
 def _tree_model_verifier(spec: str, method: str, shape, law: str):
     """A model-dependent rule (``lp_optimal``: the own-law LP) on (shape, law), solved once."""
     draft, target = models(spec)
-    return make_verifier(method, draft=draft, target=target, shape=shape, law=law)
+    return make_verifier(method, draft=draft, target=target, shape=shape, law=law, **rule_settings(spec, method))
 
 
 def tree_verifier(spec: str, method: str, shape, law: str):
@@ -210,7 +276,7 @@ def tree_verifier(spec: str, method: str, shape, law: str):
     it is defined on K i.i.d. chains only: ``core.rules.registry.require``)."""
     if REGISTRY[method].needs_models:
         return _tree_model_verifier(spec, method, shape, law)
-    return make_verifier(method, shape=shape, law=law)
+    return make_verifier(method, shape=shape, law=law, **rule_settings(spec, method))
 
 
 @st.cache_data(show_spinner=False, max_entries=1024)
@@ -248,9 +314,20 @@ def tree_lp_size(V: int, shape, law: str) -> int:
     return int(bounds.tree_lp_size(V, shape, law).size)
 
 
+def tree_optimum_refusal(V: int, shape, law: str) -> str | None:
+    """Why core refuses the own-law LP's value here (node form: its nodes, or a node's combinations,
+    past the limits), as one sentence; None when it agrees to solve it.  The law by name."""
+    try:
+        bounds.check_node_size(V, shape, get_law(law))
+    except bounds.BoundsTooLarge as exc:
+        return str(exc)
+    return None
+
+
 def tree_lp_refusal(V: int, shape, law: str) -> str | None:
-    """Why core refuses the own-law LP here (size, work or drafted trees past the limits), as one
-    sentence; None when it agrees to solve it.  The law by name, as ``tree_lp_size``."""
+    """Why core refuses the own-law LP's per-set form here, whose plan the LP-optimal verifier samples
+    (size, work or drafted trees past the limits), as one sentence; None when it agrees to solve it.
+    The law by name, as ``tree_lp_size``."""
     law = get_law(law)
     try:
         if is_iid_chains(shape, law):

@@ -8,6 +8,10 @@ outside is touched.  A reader's own results come as an upload instead: the Parqu
 under names this module makes, in a temporary folder the app owns, read with the sweep store's reader
 and checked for the columns the page reads, and the folder is removed.
 
+The example sweep (``EXAMPLE``: the sweep the Leaderboard proposes, shipped in
+``toy_models/sweeps/``) is the app's own file, read by ``read_example`` with no name from a reader,
+so a fresh checkout has a leaderboard to open with nothing prepared.
+
 Nothing here imports Streamlit: the checks are plain functions, tested as such.
 """
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Iterable
 
 import pandas as pd
 
+import toy_models
 from core.errors import ExplorerError
 from core.sweep.store import read_results
 from pages.ui.roots import OutsideRoot, Root
@@ -33,6 +38,15 @@ PAGE_COLUMNS = ("mismatch", "temperature", "draft", "target")
 OutsideResults = OutsideRoot
 #: The root as the page names it, the root itself, and a name resolved under it (``Root``).
 shown_root, root, resolve = ROOT.shown, ROOT.path, ROOT.resolve
+
+
+#: The example sweep shipped with the app (toy_models/sweeps/README.md says how it was made).
+EXAMPLE = Path(toy_models.__file__).resolve().parent / "sweeps" / "example.parquet"
+
+
+def read_example() -> pd.DataFrame:
+    """The rows of the example sweep (``EXAMPLE``)."""
+    return check_columns(read_results(EXAMPLE), "the example sweep")
 
 
 def check_columns(frame: pd.DataFrame, where: str) -> pd.DataFrame:

@@ -34,7 +34,7 @@ PERSISTENT_KEYS = [
     "toy_K", "toy_L", "toy_T", "toy_methods", "toy_edit_V", "toy_normalize", "toy_json_p", "toy_json_q",
     "dec_source", "dec_target", "dec_draft",
     # the toy laboratory's tab and its tabs' own controls, which only the open tab renders
-    "lab_section", "lab_kmax", "lab_mc_n", "lab_mc_seed",
+    "lab_section", "lab_kmax", "lab_every", "lab_mc_n", "lab_mc_seed",
     # the token-tree pages' shape and law (Draft trees, one iteration)
     "tree_kind", "tree_b", "tree_law",
 ]
@@ -144,9 +144,10 @@ KEEP_WRITTEN = 32
 
 
 def choice(options) -> Callable[[str], str]:
-    """A link parser accepting one of ``options``."""
+    """A link parser accepting one of ``options`` (or of what ``options()`` returns when the link is
+    read: the rules, which a rule loaded later joins)."""
     def parse(text: str) -> str:
-        if text not in options:
+        if text not in (options() if callable(options) else options):
             raise ValueError(text)
         return text
     return parse
@@ -163,11 +164,11 @@ def number(kind: type, lo: float, hi: float) -> Callable[[str], float]:
 
 
 def choices(options, kind: type = str) -> Callable[[str], list]:
-    """A link parser for a comma-separated list of values of ``options`` (a multiselect), each read
-    as ``kind``; the empty text is the empty list."""
+    """A link parser for a comma-separated list of values of ``options`` (a multiselect; or of what
+    ``options()`` returns when the link is read), each read as ``kind``; the empty text is the empty list."""
     def parse(text: str) -> list:
         values = [kind(v) for v in text.split(",") if v]
-        if not set(values) <= set(options):
+        if not set(values) <= set(options() if callable(options) else options):
             raise ValueError(text)
         return values
     return parse

@@ -5,14 +5,28 @@ from __future__ import annotations
 import math
 import re
 
-from core.data.exact_fraction import EXACT_TOL, fraction  # noqa: F401 (the pages' fraction is the library's)
-from core.rules.registry import REGISTRY, method_names
+from core.data.exact_fraction import EXACT_TOL, as_fraction, fraction  # noqa: F401 (the pages' fraction is the library's)
+from core.rules.registry import REGISTRY, chains_rules, is_user_rule
 
 
 def clean(x: float) -> float:
-    """``x``, with round-off around 0 (|x| ≤ ``EXACT_TOL``: 7.8e-17, −0.0) shown as the 0 it is.
-    ``fraction`` (from ``core.data.exact_fraction``) shows a value as the fraction it equals."""
-    return 0.0 if abs(x) <= EXACT_TOL else float(x)
+    """``x`` as the exact value it is within ``EXACT_TOL`` (1e-12) of, where it is one: round-off
+    around a whole number (7.8e-17, −0.0, 0.9999999999999998) is that number, and a value within
+    rounding of a fraction (``as_fraction``: 11/9 computed in float64) is that fraction's float.
+    Every number a page shows goes through it (``fmt``, ``number``), so no page shows 1.1e-16 for 0.
+    ``fraction`` (from ``core.data.exact_fraction``) writes a value as the fraction it equals.
+
+    >>> clean(1.1e-16), clean(-0.0), clean(1 - 2e-16), clean(11 / 9 + 3e-16) == 11 / 9, clean(0.25 + 1e-9)
+    (0.0, 0.0, 1.0, True, 0.250000001)
+    """
+    x = float(x)
+    if not math.isfinite(x):
+        return x
+    whole = round(x)
+    if abs(x - whole) <= EXACT_TOL:
+        return float(whole) + 0.0          # + 0.0: −0.0 is 0
+    f = as_fraction(x)
+    return float(f) if f is not None else x
 
 
 #: What a table cell or a metric shows where a value does not exist.
@@ -31,15 +45,15 @@ def number(x, digits: int = 4) -> str:
     """``x`` as a table shows a value that may be tiny (a fidelity error, a distance): ``digits``
     decimals, or two significant digits where those decimals would keep fewer than two (|x| below
     10^−(digits−1)) or run long (|x| ≥ 10^6), in scientific notation once that is shorter; so 4e-17
-    is "4e-17", never "0.0000" nor "0.00000000000000004".  An exact 0 is "0", a missing or
-    non-finite value a dash.
+    is "4e-10", never "0.0000" nor "0.0000000004".  A value within 1e-12 of an exact one is that
+    one (``clean``: 4e-17 is "0"); a missing or non-finite value is a dash.
 
-    >>> [number(v) for v in (4e-17, 0.0646, 0.0, 1.5e-4, 0.0012, 2.5e7, None, float("nan"))]
-    ['4e-17', '0.0646', '0', '0.00015', '0.0012', '2.5e+07', '—', '—']
+    >>> [number(v) for v in (4e-10, 4e-17, 0.0646, 0.0, 1.5e-4, 0.0012, 2.5e7, None, float("nan"))]
+    ['4e-10', '0', '0.0646', '0', '0.00015', '0.0012', '2.5e+07', '—', '—']
     """
     if x is None or not math.isfinite(float(x)):
         return DASH
-    x = float(x)
+    x = clean(x)
     if x == 0.0:
         return "0"
     if abs(x) < 10.0 ** -(digits - 1) or abs(x) >= 1e6:
@@ -95,48 +109,81 @@ def note(text: str, symbols: list[str]) -> str:
 
 
 def all_methods() -> list[str]:
-    """Every registered rule's name, in display order."""
-    return list(method_names())
+    """Every rule that runs on K i.i.d. drafts (what the laboratory, the leaderboard and the step page's
+    chains draft), in display order: the registered ones, then those loaded from outside the project
+    (``EXPLORER_RULES``); a released port that runs only on its engine's trees is on the Draft trees
+    page (``core.rules.registry.chains_rules``)."""
+    return chains_rules()
+
+
+#: How a rule loaded from outside the project is marked wherever it is named.
+YOUR_RULE = "your rule"
 
 
 def short(method: str) -> str:
-    """The rule's short name (its class's ``short``: "BV", "SpecTr-GBV"), for legends, tables and pickers."""
-    return REGISTRY[method].short
+    """The rule's short name (its class's ``short``: "BV", "SpecTr-GBV"), for legends, tables and
+    pickers; a rule of one's own is marked "(your rule)", and a name no rule has here (a results
+    file's rule that is not loaded) is shown as it is."""
+    cls = REGISTRY.get(method)
+    if cls is None:
+        return method
+    return f"{cls.short} ({YOUR_RULE})" if is_user_rule(method) else cls.short
 
 
 def label(method: str) -> str:
-    """The rule's long name, for legends and tables."""
-    return REGISTRY[method].label
+    """The rule's long name, for legends and tables (the name itself for an unknown one)."""
+    cls = REGISTRY.get(method)
+    return method if cls is None else cls.label
 
 
 def method_name(method: str) -> str:
     """"short — label" from the rule's metadata (e.g. "BV — block verification"), for pickers and
     lists: the label never repeats the short name."""
-    return f"{REGISTRY[method].short} — {REGISTRY[method].label}"
+    return f"{short(method)} — {label(method)}"
 
 
-def monotonicity(curves: dict[str, list[tuple[int, float]]], tol: float) -> tuple[str, str]:
-    """(kind, sentence) on whether each method's E[τ] is non-decreasing in K, naming exactly the
-    methods and K it covers: kind "drops" (some E[τ](K') < E[τ](K) − tol for K < K' consecutive among
-    those computed), "holds" (none drops), or "unchecked" (no method was computed at two K)."""
+def monotonicity(curves: dict[str, list[tuple[float, float]]], tol: float, axis: str = "K") -> tuple[str, str]:
+    """(kind, sentence) on whether each method's E[τ] is non-decreasing in ``axis`` (K or L), naming
+    exactly the methods and values it covers: kind "drops" (some E[τ](x') < E[τ](x) − tol for x < x'
+    consecutive among those computed), "holds" (none drops), or "unchecked" (no method was computed
+    at two values)."""
     covered, drops = {}, []
     for m, pts in curves.items():
         pts = sorted(pts)
         if len(pts) < 2:
             continue
-        covered[m] = f"{REGISTRY[m].short} (K = {', '.join(str(k) for k, _ in pts)})"
-        drops += [(m, f"{REGISTRY[m].short} drops from {v1:.4f} at K={k1} to {v2:.4f} at K={k2}")
+        covered[m] = f"{short(m)} ({axis} = {', '.join(f'{k:g}' for k, _ in pts)})"
+        drops += [(m, f"{short(m)} drops from {v1:.4f} at {axis}={k1:g} to {v2:.4f} at {axis}={k2:g}")
                   for (k1, v1), (k2, v2) in zip(pts, pts[1:]) if v2 < v1 - tol]
-    left = [REGISTRY[m].short for m, pts in curves.items() if len(pts) < 2]
-    rest = f" Not checked (computed at fewer than two K): {', '.join(left)}." if left else ""
+    left = [short(m) for m, pts in curves.items() if len(pts) < 2]
+    rest = f" Not checked (computed at fewer than two {axis}): {', '.join(left)}." if left else ""
     if drops:
         fine = [c for m, c in covered.items() if m not in {d for d, _ in drops}]
-        return "drops", ("Not monotone in K: " + "; ".join(d for _, d in drops) + "."
+        return "drops", (f"Not monotone in {axis}: " + "; ".join(d for _, d in drops) + "."
                          + (" Non-decreasing: " + "; ".join(fine) + "." if fine else "") + rest)
     if covered:
-        return "holds", ("Non-decreasing in K on this configuration, for the methods computed at two "
-                         "or more K: " + "; ".join(covered.values()) + "." + rest)
-    return "unchecked", "No method was computed at two values of K, so monotonicity in K is not checked here."
+        return "holds", (f"Non-decreasing in {axis} on this configuration, for the methods computed at two "
+                         f"or more {axis}: " + "; ".join(covered.values()) + "." + rest)
+    return "unchecked", (f"No method was computed at two values of {axis}, so monotonicity in {axis} is not "
+                         "checked here.")
+
+
+def best_temperature(curves: dict[str, list[tuple[float, float]]]) -> str:
+    """One sentence: at which temperature each method's E[τ] is largest, and its range over the
+    temperatures computed.
+
+    >>> best_temperature({"sd": [(0.5, 1.2), (1.0, 1.1), (1.5, 1.0)]})
+    'Largest E[τ]: SD at T = 0.5 (1.2000; from 1.0000 to 1.2000 over T = 0.5 to 1.5).'
+    """
+    parts = []
+    for m, pts in curves.items():
+        if not pts:
+            continue
+        pts = sorted(pts)
+        top = max(pts, key=lambda p: p[1])
+        parts.append(f"{REGISTRY[m].short} at T = {top[0]:g} ({top[1]:.4f}; from {min(v for _, v in pts):.4f} "
+                     f"to {top[1]:.4f} over T = {pts[0][0]:g} to {pts[-1][0]:g})")
+    return "Largest E[τ]: " + "; ".join(parts) + "." if parts else "No method was computed at any temperature."
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~$|#])")

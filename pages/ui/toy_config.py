@@ -18,8 +18,9 @@ from core.analysis.budget import VERIFIERS as BUDGET_VERIFIERS
 from core.data.laws import IID_LAW, LAWS
 from core.data.shapes import Shape
 from core.errors import InvalidInput
-from core.rules.registry import BEST_RULES
-from pages.ui import lazy, routing
+from core.rules.params import declared as declared_params
+from core.rules.registry import BEST_RULES, resolve
+from pages.ui import lazy, routing, rule_params
 from pages.ui.cached import SMALL_OUTCOMES, model_spec, models
 from pages.ui.error_boundary import explain
 from pages.ui.text import all_methods, escape_markdown, method_name
@@ -28,9 +29,6 @@ from toy_models import PRESETS, IIDModel, ToyModelError, from_json, random_pair
 #: The rules a preset always shows, whatever was chosen before: the tree verifiers that accept the
 #: most (``core.rules.registry.BEST_RULES``), so a lecture's link never opens without them.
 BEST_METHODS = list(BEST_RULES)
-#: The laboratory shows every registered rule at first, the LP-optimal verifier and the lossy
-#: typical acceptance included.
-DEFAULT_METHODS = all_methods()
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,7 @@ def apply_preset(name: str) -> None:
     ss.toy_K = int(preset.K)
     ss.toy_L = int(preset.L)
     ss.toy_T = 1.0
-    shown = [m for m in ss.get("toy_methods", DEFAULT_METHODS) if m in all_methods()]
+    shown = [m for m in ss.get("toy_methods", all_methods()) if m in all_methods()]
     ss.toy_methods = shown + [m for m in BEST_METHODS if m in all_methods() and m not in shown]
 
 
@@ -112,6 +110,15 @@ def _iterations(text: str) -> int:
     return value
 
 
+def _named_choice(options: dict[str, str]) -> Callable[[str], str]:
+    """A link parser reading a URL name of ``options`` (name → label) as its label."""
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(text)
+        return options[text]
+    return parse
+
+
 #: Monte Carlo iterations per method offered by the laboratory.
 MC_ITERATIONS = [100, 300, 1000, 3000, 10000]
 KINDS = {"iid": "context-independent (i.i.d.)", "markov": "first-order Markov", "table": "context-dependent table"}
@@ -131,31 +138,56 @@ URL_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
     "K": ("toy_K", _number(int, 1, 8)),
     "L": ("toy_L", _number(int, 1, 4)),
     "T": ("toy_T", _number(float, 0.0, 2.0)),
-    "methods": ("toy_methods", routing.choices(all_methods())),
+    "methods": ("toy_methods", routing.choices(all_methods)),
     "mc_n": ("lab_mc_n", _iterations),
     "mc_seed": ("lab_mc_seed", _number(int, 0, 10**9)),
+    # the rules' own parameters that differ from their defaults (``pages.ui.rule_params``)
+    rule_params.LINK: (rule_params.SETTINGS, rule_params.parse_link),
 }
 #: The toy laboratory's sections, one tab each (URL name → tab label).  Only the open tab is
 #: computed and drawn: with all four on one page, a slider change redrew four Plotly charts (which
 #: Streamlit mounts afresh whenever a figure changes) and took about 2 s in a browser on two cores.
 LAB_SECTIONS = {
-    "methods": "1. Every method, exactly",
+    "methods": "1. Every method",
     "drafts": "2. Do more drafts help?",
-    "coupling": "3. The optimal coupling",
-    "monte-carlo": "4. Monte Carlo check",
-    "depth": "5. Gain by depth",
+    "temperature": "3. Temperature",
+    "length": "4. Draft length",
+    "coupling": "5. Optimal coupling",
+    "monte-carlo": "6. Monte Carlo",
+    "depth": "7. Gain by depth",
+    "loss": "8. What loss buys",
 }
 
 
 def _section(text: str) -> str:
-    if text not in LAB_SECTIONS:
+    return _named_choice(LAB_SECTIONS)(text)
+
+
+def _flag(text: str) -> bool:
+    if text not in ("0", "1"):
         raise ValueError(text)
-    return LAB_SECTIONS[text]
+    return text == "1"
 
 
-#: The toy laboratory's own parameter: the open section, read with the configuration and written
-#: by the page (``write_page_url``).
-LAB_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {"section": ("lab_section", _section)}
+#: The K the drafts tab offers: each K to 8, then doublings and their midpoints to 64 (the LP optimum
+#: is drawn at all of them; a rule where its exact law answers quickly).
+K_GRID = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
+
+
+def _kmax(text: str) -> int:
+    value = int(text)
+    if value not in K_GRID:
+        raise ValueError(text)
+    return value
+
+
+#: The toy laboratory's own parameters, read with the configuration and written by the page
+#: (``write_page_url``): the open section, whether its curves draw every chosen method and bound
+#: (``every=1``) or the few that tell the story (``core.rules.registry.STORY_RULES``), and the
+#: largest K the drafts tab draws (``kmax``).
+LAB_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {"section": ("lab_section", _section),
+                                                              "every": ("lab_every", _flag),
+                                                              "kmax": ("lab_kmax", _kmax)}
 URL_PARAMS.update(LAB_PARAMS)
 
 
@@ -164,10 +196,32 @@ def lab_section_name(label: str) -> str:
     return next((name for name, lab in LAB_SECTIONS.items() if lab == label), next(iter(LAB_SECTIONS)))
 
 
+#: The claims page's tabs (URL name → tab label): every registered claim, SpecTr-GBV's claims live on
+#: the sidebar's configuration, the counterexample search; only the open one is computed.
+CLAIMS_TABS = {"all": "1. Every claim", "live": "2. SpecTr-GBV, live", "search": "3. Search for counterexamples"}
+#: What the list of claims shows (URL name → label): every claim, or only those that fail here.
+CLAIMS_SHOW = {"all": "every claim", "fails": "only the claims that fail here"}
+#: The configuration a fresh visit of the claims page opens on: the binary toy with two drafts.
+CLAIMS_PRESET = "gbv-lossless"
+
+
+def claims_tab_name(label: str) -> str:
+    """The URL name of a claims tab's label (``CLAIMS_TABS``); the first for an unknown label."""
+    return next((name for name, lab in CLAIMS_TABS.items() if lab == label), next(iter(CLAIMS_TABS)))
+
+
+#: The claims page's own parameters: the open tab and what the list shows.
+CLAIMS_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
+    "tab": ("claims_tab", _named_choice(CLAIMS_TABS)),
+    "show": ("claims_show", _named_choice(CLAIMS_SHOW)),
+}
+URL_PARAMS.update(CLAIMS_PARAMS)
+
+
 #: The One-step page's own parameters (its drafts, coins, method and reveal position), read with the
 #: configuration and written by the page with ``write_page_url`` once its widgets have values.
 STEP_PARAMS: dict[str, tuple[str, Callable[[str], object]]] = {
-    "method": ("step_method", _choice(all_methods())),
+    "method": ("step_method", _choice(all_methods)),
     "draft_seed": ("step_seed", _number(int, 0, 10**9)),
     "coin_seed": ("step_coin", _number(int, 0, 10**9)),
     "shown": ("step_shown", _number(int, 0, 10**6)),
@@ -229,7 +283,8 @@ def tree_controls(cfg: ToyConfig, key: str = "tree") -> tuple[Shape, str] | None
     ``tree_b`` and ``tree_law`` (kept across pages and in the URL: ``TREE_PARAMS``)."""
     ss = st.session_state
     ss.setdefault("tree_kind", "chains")
-    ss.setdefault("tree_b", "2,2")
+    # b = (2, 1): on two tokens (2, 2) drafts every continuation, and every lossless rule then accepts it all
+    ss.setdefault("tree_b", "2,1")
     ss.setdefault("tree_law", IID_LAW.name)
     c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
     kind = c1.radio("Shape", list(SHAPE_KINDS), key="tree_kind", format_func=SHAPE_KINDS.get, horizontal=True,
@@ -273,6 +328,8 @@ def _read_url() -> str | None:
             apply_preset(name)
         else:
             ignored.append(f"there is no preset named “{name}” (the presets are {', '.join(PRESETS)})")
+    if rule_params.LINK not in st.query_params:
+        st.session_state[rule_params.SETTINGS] = {}      # a link without it opens every rule at its defaults
     ignored += routing.read_link(URL_PARAMS)
     return routing.link_warning(ignored, "the page shows the configuration in the sidebar instead")
 
@@ -299,6 +356,8 @@ def _write_url(origin: dict, methods: bool, monte_carlo: bool, page_params: tupl
         params["methods"] = ",".join(ss.toy_methods)
     if monte_carlo:
         params.update(mc_n=str(ss.lab_mc_n), mc_seed=str(ss.lab_mc_seed))
+    if rule_params.link_value():
+        params[rule_params.LINK] = rule_params.link_value()
     params.update({k: v for k, v in st.query_params.to_dict().items() if k in page_params})
     routing.write_link(params)
 
@@ -328,7 +387,9 @@ def _defaults() -> None:
     ss.setdefault("lab_mc_n", 300)
     ss.setdefault("lab_mc_seed", 0)
     ss.setdefault("lab_section", LAB_SECTIONS["methods"])
-    ss.setdefault("toy_methods", [m for m in DEFAULT_METHODS if m in all_methods()])
+    ss.setdefault("lab_every", False)
+    # every rule at first, the LP-optimal verifier, the lossy ones and a rule of one's own included
+    ss.setdefault("toy_methods", all_methods())
     binary = PRESETS["binary-toy"]
     ss.setdefault("toy_json_p", json.dumps(binary.draft.to_json()))
     ss.setdefault("toy_json_q", json.dumps(binary.target.to_json()))
@@ -372,11 +433,16 @@ def _on_table_edit(V: int, editor_key: str) -> None:
 
 
 def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
-               monte_carlo: bool = False, page_params: tuple[str, ...] = ()) -> ToyConfig | None:
+               monte_carlo: bool = False, page_params: tuple[str, ...] = (),
+               preset: str | None = None) -> ToyConfig | None:
     """Render the toy-configuration sidebar and return the configuration (None after an error,
     which is shown as one sentence).  The configuration (with the methods, and the Monte Carlo
     settings ``lab_mc_n``/``lab_mc_seed`` when ``monte_carlo``) is kept in the URL, with the page's
-    own ``page_params`` (names in ``URL_PARAMS``) that the page writes itself."""
+    own ``page_params`` (names in ``URL_PARAMS``) that the page writes itself.  A session that has
+    no configuration yet (its first toy page) opens on ``preset`` where the page names one; a link's
+    configuration then applies over it."""
+    if preset is not None and "toy_source" not in st.session_state:
+        apply_preset(preset)
     _defaults()
     unapplied = _read_url()
     ss = st.session_state
@@ -451,6 +517,7 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
         ss.toy_methods = [m for m in ss.toy_methods if m in avail]
         chosen = sb.multiselect("Methods", avail, key="toy_methods",
                                 format_func=method_name, help="Every method keeps its colour on every page.")
+        rule_params.controls(chosen, sb)
     _write_url(origin, methods, monte_carlo, page_params)
     if unapplied:
         st.warning(unapplied)
@@ -459,7 +526,7 @@ def toy_config(methods: bool = True, K_max: int = 8, L_max: int = 4,
         return None
     try:
         draft.with_temperature(float(T))
-        spec = model_spec(draft, target, float(T))
+        spec = model_spec(draft, target, float(T), rule_params.settings())
     except Exception as exc:  # noqa: BLE001
         st.error(explain(exc, "the models"))
         return None
@@ -483,12 +550,25 @@ def cli_commands(cfg: ToyConfig, methods: list[str], bound_kinds: list[str],
     models = json.loads(cfg.spec)
     common = f"--draft p.json --target q.json {drafts or f'--K {cfg.K} --L {cfg.L}'} --temperature {cfg.T:g}"
     each = ["all"] if methods == all_methods() else methods
-    lines = [f"python -m core exact {common} --method {m}" for m in each]
+    settings = json.loads(cfg.spec).get("params", {})
+
+    def params(m: str) -> str:
+        """``--param RULE.NAME=VALUE`` for each parameter ``m`` (every rule, for all) runs with."""
+        return "".join(f" --param {rule}.{name}={text}" for rule, values in sorted(settings.items())
+                       if m in ("all", rule) for name, text in sorted(_texts(rule, values).items()))
+    lines = [f"python -m core exact {common} --method {m}{params(m)}" for m in each]
     lines += [f"python -m core bound {common} --kind {k}" for k in bound_kinds]
     if monte_carlo is not None:
         n, seed = monte_carlo
-        lines += [f"python -m core montecarlo {common} --method {m} --n {n} --seed {seed}" for m in methods]
+        lines += [f"python -m core montecarlo {common} --method {m} --n {n} --seed {seed}{params(m)}"
+                  for m in methods]
     return json.dumps(models["draft"]), json.dumps(models["target"]), "\n".join(lines)
+
+
+def _texts(rule: str, values: dict) -> dict[str, str]:
+    """A rule's settings as the command line writes their values (``Param.text``)."""
+    declared = {p.name: p for p in declared_params(resolve(rule))}
+    return {name: declared[name].text(value) for name, value in values.items() if name in declared}
 
 
 def copy_configuration(cfg: ToyConfig, methods: list[str], bound_kinds: list[str], key: str,

@@ -6,7 +6,8 @@ method on every page (``color``, read from the rule's own class, from a colour-b
 ``RULE_PALETTE``) and one marker per method (``symbol``: every registered rule its own), one grey
 line style and open marker per bound (``BOUND_STYLE``, ``BOUND_SYMBOLS``).  Every chart reads from the
 back row: titles wrap (``wrap``), legends lie below the plot with the rows they need (``legend_rows``),
-bars of close values are on an axis that shows their gaps (``value_range``), and an export is laid
+bars start at 0 and close values are dots on an axis that shows their gaps (``close``,
+``value_range``), and an export is laid
 out for its own width (``for_width``).  Series that coincide are said to (``identical_groups``): "RBV = Traversal here"
 in the legend, the one drawn on top dashed, rather than one hidden under the other.
 Functions take plain data (numbers, dicts, core result objects) and return ``go.Figure``; nothing here
@@ -23,15 +24,16 @@ from __future__ import annotations
 from pages.ui.figures.style import (  # noqa: F401
     AXIS_TITLE_SIZE, BOUND_SHORT, BOUND_STYLE, BOUND_SYMBOLS, CHART_CONFIG, FONT_SIZE, LEGEND_SIZE,
     MIN_LABEL_SIZE, OKABE_ITO, RULE_PALETTE, SLIDE, STATUS_COLORS, SYMBOLS, TEMPLATE, TICK_SIZE, TITLE_SIZE,
-    TOL_MUTED, color, short, symbol)
+    TOL_MUTED, UNKNOWN_STYLE, USER_PALETTE, USER_SYMBOLS, bound_name, color, short, symbol)
 from pages.ui.figures.layout import (  # noqa: F401
-    PAGE_WIDTH, SAME_TOL, for_width, identical_groups, legend_rows, mark_identical, value_range, wrap)
+    CLOSE, PAGE_WIDTH, SAME_TOL, bar_range, close, for_width, identical_groups, legend_rows, mark_identical,
+    own_name, value_range, wrap)
 from pages.ui.figures.export import (  # noqa: F401
     BROWSERS, PNG_SCALE, export_browser, image)
 from pages.ui.figures.trees import (  # noqa: F401
     draft_tree, token_tree, tokens_str)
 from pages.ui.figures.toy_lab import (  # noqa: F401
-    LABEL_BAND, coupling_heatmap, expected_tau_bars, gain_by_depth, tau_histograms, tau_vs_K)
+    CURVE_AXES, LOSSY_MARK, coupling_heatmap, expected_tau_chart, gain_by_depth, tau_curves, tau_histograms, tau_vs_K)
 from pages.ui.figures.step import (  # noqa: F401
     compare_methods_bar, residual_bars, round_bars, traversal_step)
 from pages.ui.figures.laws import (  # noqa: F401

@@ -5,8 +5,8 @@ from typing import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from pages.ui.figures.style import BOUND_STYLE, color, short
-from pages.ui.figures.layout import _layout, value_range
+from pages.ui.figures.style import BOUND_STYLE, BOUND_SYMBOLS, color, short, symbol
+from pages.ui.figures.layout import _layout, bar_range, close, value_range
 
 
 # ------------------------------------------------------------------------------------------------
@@ -14,14 +14,26 @@ from pages.ui.figures.layout import _layout, value_range
 # ------------------------------------------------------------------------------------------------
 
 def claim_values(values: Mapping[str, float], title: str, ylab: str) -> go.Figure:
-    """One bar per value (a rule's colour, or a bound's grey), its value written above it, with room
-    above the tallest for its label (``value_range``: close values do not start at 0)."""
+    """One value per rule (its colour and marker) or bound (grey, its open marker), its value written
+    beside it: a bar from 0 each, or, where the values are close (``close``: 1.17 against 1.20), a dot
+    each on an axis that spans them (``value_range``), so that no bar's length lies."""
     keys = list(values)
     cols = [BOUND_STYLE[k][1] if k in BOUND_STYLE else color(k) for k in keys]
     names = [BOUND_STYLE[k][0] if k in BOUND_STYLE else short(k) for k in keys]
-    fig = go.Figure(go.Bar(x=names, y=[values[k] for k in keys], marker_color=cols,
-                           text=[f"{values[k]:.5f}" for k in keys], textposition="outside", cliponaxis=False))
-    fig.update_yaxes(range=value_range(list(values.values()), headroom=0.3))
+    ys = [values[k] for k in keys]
+    labels = [f"{v:.5f}" for v in ys]
+    if close(ys):
+        fig = go.Figure(go.Scatter(
+            x=names, y=ys, mode="markers+text", text=labels, textposition="middle right", cliponaxis=False,
+            marker=dict(color=cols, size=18, line=dict(color="#222222", width=1),
+                        symbol=[BOUND_SYMBOLS[k] if k in BOUND_STYLE else symbol(k) for k in keys]),
+            showlegend=False, hovertemplate="%{x}: %{y:.6f}<extra></extra>"))
+        fig.update_yaxes(range=value_range(ys, headroom=0.3))
+    else:
+        fig = go.Figure(go.Bar(x=names, y=ys, marker_color=cols, text=labels, textposition="outside",
+                               cliponaxis=False, hovertemplate="%{x}: %{y:.6f}<extra></extra>"))
+        fig.update_yaxes(range=bar_range(ys, headroom=0.3))
+    fig.update_xaxes(type="category")
     return _layout(fig, title, "", ylab, height=340)
 
 

@@ -24,6 +24,10 @@ _LEGEND_ROW_PX, _LEGEND_CHAR_PX, _TITLE_CHAR_PX = LEGEND_SIZE + 11, LEGEND_SIZE 
 _LEGEND_ENTRY_PX = 50
 #: Height of one line of the title (px).
 _TITLE_LINE_PX = round(TITLE_SIZE * 1.3)
+#: The strip at the top of a chart on a page that its toolbar (Plotly's modebar, shown while the
+#: pointer rests on the chart: 22 px tall at the top right) takes, above the title, so that it never
+#: covers the title's first line.  An export has no toolbar and no strip (``for_width``).
+TOOLBAR_PX = 30
 
 
 def wrap(text: str, width_px: float, char_px: float) -> str:
@@ -62,10 +66,11 @@ def _layout(fig: go.Figure, title: str, x: str | None, y: str | None, height: in
     fig.update_layout(template="explorer",
                       # at the top of the figure, in a top margin as tall as its lines: Plotly draws the
                       # lines of a title anchored at its bottom down into the plot, so it hangs from the top
+                      # below the toolbar's strip (``TOOLBAR_PX``)
                       title=dict(text=title, x=0.0, xanchor="left", y=1.0, yref="container", yanchor="top",
-                                 pad=dict(l=12, t=22)),
-                      height=height + _LEGEND_ROW_PX * rows + _TITLE_LINE_PX * max(0, lines - 1),
-                      margin=dict(l=_MARGIN_L, r=_MARGIN_R, t=_MARGIN_T + _TITLE_LINE_PX * lines,
+                                 pad=dict(l=12, t=22 + TOOLBAR_PX)),
+                      height=height + TOOLBAR_PX + _LEGEND_ROW_PX * rows + _TITLE_LINE_PX * max(0, lines - 1),
+                      margin=dict(l=_MARGIN_L, r=_MARGIN_R, t=TOOLBAR_PX + _MARGIN_T + _TITLE_LINE_PX * lines,
                                   b=_MARGIN_B + _LEGEND_ROW_PX * rows),
                       legend=dict(orientation="h", yref="container", yanchor="bottom", y=0.0,
                                   x=0.0, xanchor="left"))
@@ -98,30 +103,58 @@ def legend_rows(fig: go.Figure, width_px: int = PAGE_WIDTH) -> int:
 
 
 def for_width(fig: go.Figure, width: int) -> go.Figure:
-    """``fig`` (laid out by ``_layout`` for ``PAGE_WIDTH``) laid out for a chart ``width`` px wide: its
+    """``fig`` (laid out by ``_layout`` for ``PAGE_WIDTH``) laid out for an export ``width`` px wide: its
     horizontal legend's rows counted again at that width (``legend_rows``), the bottom margin and the
-    height shorter by the rows it no longer needs, the plot's height kept.  ``fig`` itself is left
-    as it is."""
-    fewer = legend_rows(fig) - legend_rows(fig, width)
-    if fewer <= 0 or fig.layout.legend.orientation != "h" or not fig.layout.height:
+    height shorter by the rows it no longer needs, and without the toolbar's strip at the top (an
+    export has no toolbar: ``TOOLBAR_PX``); the plot's height kept.  ``fig`` itself is left as it is."""
+    fewer = legend_rows(fig) - legend_rows(fig, width) if fig.layout.legend.orientation == "h" else 0
+    strip = TOOLBAR_PX if fig.layout.title.pad.t == 22 + TOOLBAR_PX else 0
+    if (fewer <= 0 and not strip) or not fig.layout.height:
         return fig
-    return go.Figure(fig).update_layout(height=fig.layout.height - _LEGEND_ROW_PX * fewer,
-                                        margin_b=fig.layout.margin.b - _LEGEND_ROW_PX * fewer)
+    fewer = max(0, fewer)
+    return go.Figure(fig).update_layout(height=fig.layout.height - _LEGEND_ROW_PX * fewer - strip,
+                                        margin_b=fig.layout.margin.b - _LEGEND_ROW_PX * fewer,
+                                        margin_t=fig.layout.margin.t - strip, title_pad_t=22)
+
+
+#: Values are *close* when the smallest is more than this share of the largest: bars from 0 would
+#: then differ by less than half their length, so they are drawn as dots (``close``).
+CLOSE = 0.5
+
+
+def close(values: Sequence[float]) -> bool:
+    """Whether values are too close for bars (the smallest above ``CLOSE`` of the largest, all
+    positive): a bar's length is its value and starts at 0, so such values are dots on an axis that
+    spans them (``value_range``) instead.
+
+    >>> close([10 / 9, 11 / 9]), close([0.5, 1.5]), close([0.0, 1.0]), close([1.3])
+    (True, False, False, True)
+    """
+    vals = [float(v) for v in values if v is not None and np.isfinite(v)]
+    return bool(vals) and min(vals) > CLOSE * max(vals) > 0
 
 
 def value_range(values: Sequence[float], headroom: float = 0.12) -> list[float]:
-    """A y-axis range for bars of close values: from somewhat below the smallest (half the spread
-    below it, never below 0) to ``headroom`` of the spread above the largest, so that 1.40 and 1.62
-    differ on the slide as they do in the numbers; from 0 when the values are far apart (the half
-    spread below the smallest reaches 0) or all equal."""
+    """A value axis for dots of close values (``close``): from half the spread below the smallest
+    (never below 0) to ``headroom`` of the spread above the largest, so that 1.40 and 1.62 differ
+    on the slide as they do in the numbers; around the value when all are equal.  Never for bars:
+    a bar starts at 0 (``bar_range``)."""
     vals = [float(v) for v in values if v is not None and np.isfinite(v)]
     if not vals:
         return [0.0, 1.0]
     lo, hi = min(vals), max(vals)
     spread = hi - lo
     if spread <= 1e-12 * max(1.0, abs(hi)):
-        return [0.0, hi * (1 + headroom) if hi > 0 else 1.0]
+        spread = 0.2 * max(abs(hi), 1e-3)
     return [max(0.0, lo - 0.5 * spread), hi + headroom * spread]
+
+
+def bar_range(values: Sequence[float], headroom: float = 0.12) -> list[float]:
+    """A value axis for bars: from 0, a bar's length being its value, to ``headroom`` above the
+    largest value (room for a label over the tallest)."""
+    vals = [float(v) for v in values if v is not None and np.isfinite(v)]
+    top = max(vals, default=1.0)
+    return [0.0, top * (1 + headroom) if top > 0 else 1.0]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -172,10 +205,12 @@ def identical_groups(fig: go.Figure) -> list[list[int]]:
 
 
 def mark_identical(fig: go.Figure) -> go.Figure:
-    """Say in the legend which series coincide ("RBV = Traversal here", each keeping its own entry,
-    which hides it alone), and dash every one drawn over another, so that all their colours show.
-    A value the names end with, the same in each ("LP optimum = 1.2222"), is said once, at the end.
-    A name longer than the narrowest plot is wide wraps onto lines (``legend_rows`` counts them)."""
+    """Say in the legend which series coincide, and dash every one drawn over another, so that all
+    their colours show.  The first of a group names the group once ("RBV = Traversal here"); each
+    other keeps its own name and says which one it equals ("Traversal, same as RBV"), so the names
+    are never repeated entry after entry, and each entry still hides its series alone.  A value the
+    names end with, the same in each ("LP optimum = 1.2222"), is said once, in the first.  A name
+    longer than the narrowest plot is wide wraps onto lines (``legend_rows`` counts them)."""
     for group in identical_groups(fig):
         names = [fig.data[i].name for i in group]
         value = re.search(r" = [-+0-9.e]+$", names[0])
@@ -183,8 +218,19 @@ def mark_identical(fig: go.Figure) -> go.Figure:
         names = [n[:len(n) - len(value)] for n in names]
         for k, i in enumerate(group):
             trace = fig.data[i]
-            trace.name = wrap(" = ".join([names[k]] + names[:k] + names[k + 1:]) + value + " here",
-                              PAGE_WIDTH - _MARGIN_L - _MARGIN_R - _LEGEND_ENTRY_PX, _LEGEND_CHAR_PX)
+            name = " = ".join(names) + value + " here" if k == 0 else f"{names[k]}, same as {names[0]}"
+            trace.name = wrap(name, PAGE_WIDTH - _MARGIN_L - _MARGIN_R - _LEGEND_ENTRY_PX, _LEGEND_CHAR_PX)
             if k:
                 trace.line.dash = _OVER_DASH[(k - 1) % len(_OVER_DASH)]
     return fig
+
+
+def own_name(name: str) -> str:
+    """The series' own name in a legend name ``mark_identical`` wrote: "RBV" in "RBV = Traversal
+    here" and in "RBV, same as Traversal"; a name it did not touch as it is.
+
+    >>> own_name("RBV = Traversal here"), own_name("Traversal, same as RBV"), own_name("LP optimum (best<br>x) = 1.2 here")
+    ('RBV', 'Traversal', 'LP optimum (best x)')
+    """
+    name = name.replace("<br>", " ")
+    return re.split(r" = |, same as ", name)[0]

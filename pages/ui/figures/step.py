@@ -84,5 +84,7 @@ def compare_methods_bar(rows: Sequence[Mapping]) -> go.Figure:
                              y=[r.get("expected_tau_given_drafts") for r in rows], mode="markers",
                              marker=dict(symbol="diamond", size=13, color="#111"),
                              name="E[τ | these drafts] (exact over the coins)"))
+    # many rules' names lie slanted under the bars: the plot keeps its height above them
+    longest = max((len(short(r["method"])) for r in rows), default=0)
     return _layout(fig, "Every method on the same drafts and the same coins", "method",
-                   "accepted draft tokens τ", height=360)
+                   "accepted draft tokens τ", height=360 + (7 * longest if len(rows) > 12 else 0))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from core.rules.registry import REGISTRY
+from core.rules.registry import RULES, is_user_rule, user_rules
+from pages.ui.text import short as rule_short
 
 
 # ------------------------------------------------------------------------------------------------
@@ -27,13 +28,27 @@ TOL_MUTED = ("#cc6677", "#332288", "#ddcc77", "#117733", "#88ccee", "#882255", "
 #: pale on white: black, orange, sky blue, bluish green, blue, vermillion, reddish purple.
 OKABE_ITO = ("#000000", "#e69f00", "#56b4e9", "#009e73", "#0072b2", "#d55e00", "#cc79a7")
 #: The rules' palette: Okabe and Ito's seven, five of Tol's muted colours (wine, olive, indigo,
-#: sand, green) and violet, lavender and dark brown for the released ports, every rule's ``color`` (``core/rules/*.py``) one of these, each its own.  Any two
+#: sand, green), violet, lavender and dark brown for the released ports, and five for the serving
+#: engines' (mauve TensorRT-LLM, pink SGLang, dark green llama.cpp, magenta vLLM, pure blue
+#: transformers: the five a greedy search of a 16-step RGB grid of lightness 25-70 found at ΔE ≥ 13
+#: from all the others and ≥ 17 from ``USER_PALETTE``; a sixth fails that).  The rules of one
+#: engine (``Verifier.engine``) share its colour and differ by marker; vllm-ascend, vLLM's Ascend
+#: plugin, takes vLLM's and FlashInfer, whose sampling kernels SGLang's speculative kernel is
+#: derived from, SGLang's.  Every rule's ``color`` (``core/rules/*.py``) is one of these, each its
+#: own or its engine's.  Any two
 #: stay at least ΔE 13 apart (CIELAB) with normal vision and with each simulated dichromacy
 #: (``tests/test_figures.py``), and the rules most often drawn together differ in hue family, not
 #: only in shade: BV blue, RBV bluish green, SpecTr-GBV vermillion (Sweeps' default three), RBV
 #: against Traversal (green against reddish purple: they often coincide), BV against Best-of-K+BV
 #: (blue against orange).
-RULE_PALETTE = OKABE_ITO + ("#882255", "#999933", "#332288", "#ddcc77", "#117733", "#9922ff", "#8877ee", "#442200")
+RULE_PALETTE = OKABE_ITO + ("#882255", "#999933", "#332288", "#ddcc77", "#117733", "#9922ff", "#8877ee", "#442200",
+                           "#995588", "#335533", "#dd00bb", "#0000ff", "#ff7799")
+#: The reserve for rules loaded from outside the project (``core.rules.registry.user_rules``), in
+#: load order: colours of lightness 30-65 (CIELAB, readable on white) chosen greedily to stay
+#: farthest from every colour of ``RULE_PALETTE`` and from each other, at least ΔE 17 with normal
+#: vision and each simulated dichromacy (``tests/test_figures.py``), so that a researcher's rule is
+#: never drawn like a registered one.  A rule's own ``color`` is not used for that reason.
+USER_PALETTE = ("#ff1166", "#663377", "#aa1100", "#6611bb")
 
 # White, with light grid lines (plotly_white's look).  Layout only: a template built on plotly_white
 # itself carries defaults for every trace type, and building it imported about 140 more modules on
@@ -60,16 +75,43 @@ _BASELINE = {"autoregressive": ("#444444", "Target alone")}
 #: One marker per series, in the registry's order, so that lines tell the rules apart without colour
 #: too (a print in black and white, a projector that washes colours out).
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "cross", "x", "star", "pentagon",
-           "hexagon", "star-triangle-up", "hourglass", "triangle-left", "star-diamond", "bowtie")
+           "hexagon", "star-triangle-up", "hourglass", "triangle-left", "star-diamond", "bowtie", "triangle-right",
+           "diamond-tall", "star-triangle-down", "circle-x", "square-cross", "octagon", "hexagon2", "triangle-ne",
+           "diamond-x", "circle-cross")
+#: The markers of the rules loaded from outside the project, in load order (with ``USER_PALETTE``).
+USER_SYMBOLS = ("hexagram", "star-square", "diamond-wide", "square-x")
+#: A name that is no series here (a results file's rule that is not loaded): grey, a dotted circle.
+UNKNOWN_STYLE = ("#777777", "circle-dot")
 
 #: Bounds: (legend name, colour, dash): greys, so that colour always means a rule; the dash tells
 #: them apart.
 BOUND_STYLE: dict[str, tuple[str, str, str]] = {
     "lp_optimum": ("LP optimum (best lossless verifier)", "#000000", "solid"),
-    "acausal": ("Acausal coupling bound (unattainable)", "#555555", "dash"),
+    "acausal": ("Acausal coupling bound", "#555555", "dash"),
     "claimed_cic": ("Claimed E_CIC (SpecTr-GBV paper)", "#555555", "dot"),
     "greedy": ("Greedy relaxation (upper bound)", "#888888", "dashdot"),
 }
+#: Two values of a bound are the same value within this (far below what a chart shows).
+_SAME = 1e-9
+
+
+def bound_name(key: str, values, lp=None) -> str:
+    """The bound's legend name (``BOUND_STYLE``), saying for the acausal bound what is true of it on
+    the chart's values: no verifier attains it in general, but where it equals the LP optimum
+    (``lp``: the LP optimum's values at the same points) the best lossless verifier attains it, and
+    the name says "(attained here)", else "(not attained here)".  ``values`` and ``lp``: a number or
+    a sequence of numbers (None where not computed)."""
+    name = BOUND_STYLE[key][0]
+    if key != "acausal" or lp is None:
+        return name
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    lp = list(lp) if isinstance(lp, (list, tuple)) else [lp]
+    pairs = [(a, b) for a, b in zip(values, lp) if a is not None and b is not None]
+    if not pairs:
+        return name
+    return name + (" (attained here)" if all(abs(a - b) <= _SAME for a, b in pairs) else " (not attained here)")
+
+
 #: Each bound's marker: open, so that a bound's point never reads as a rule's.
 BOUND_SYMBOLS = {"lp_optimum": "diamond-open", "acausal": "square-open", "claimed_cic": "star-open",
                  "greedy": "triangle-down-open"}
@@ -90,16 +132,32 @@ CHART_CONFIG = {"toImageButtonOptions": {"format": "png", "scale": 3, "filename"
                 "displaylogo": False}
 
 
+def _user_index(method: str) -> int:
+    return user_rules().index(method)
+
+
 def color(method: str) -> str:
-    """The method's colour, the same on every page; KeyError for a name that is no series."""
-    return _BASELINE[method][0] if method in _BASELINE else REGISTRY[method].color
+    """The method's colour, the same on every page: a registered rule's own, a rule from outside the
+    project's from ``USER_PALETTE``, grey for a name that is no series here."""
+    if method in _BASELINE:
+        return _BASELINE[method][0]
+    if is_user_rule(method):
+        return USER_PALETTE[_user_index(method) % len(USER_PALETTE)]
+    cls = next((c for c in RULES if c.name == method), None)
+    return UNKNOWN_STYLE[0] if cls is None else cls.color
 
 
 def short(method: str) -> str:
-    """The method's legend name; KeyError for a name that is no series."""
-    return _BASELINE[method][1] if method in _BASELINE else REGISTRY[method].short
+    """The method's legend name (``pages.ui.text.short``: "(your rule)" marks a rule of one's own)."""
+    return _BASELINE[method][1] if method in _BASELINE else rule_short(method)
 
 
 def symbol(method: str) -> str:
-    """The method's marker, the same on every page (``SYMBOLS``, in the registry's order)."""
-    return "circle-open" if method in _BASELINE else SYMBOLS[list(REGISTRY).index(method) % len(SYMBOLS)]
+    """The method's marker, the same on every page (``SYMBOLS`` in the registry's order,
+    ``USER_SYMBOLS`` for the rules from outside, ``UNKNOWN_STYLE``'s for an unknown name)."""
+    if method in _BASELINE:
+        return "circle-open"
+    if is_user_rule(method):
+        return USER_SYMBOLS[_user_index(method) % len(USER_SYMBOLS)]
+    names = [c.name for c in RULES]
+    return SYMBOLS[names.index(method) % len(SYMBOLS)] if method in names else UNKNOWN_STYLE[1]

@@ -1,26 +1,23 @@
 """The toy laboratory's charts: E[τ] per rule and against K, the coupling, τ's histograms, the gain by depth."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from core.analysis.exact import LOSSLESS_TOL
-from core.rules.registry import BASELINE
-from pages.ui.figures.style import BOUND_STYLE, BOUND_SYMBOLS, TICK_SIZE, color, short, symbol
-from pages.ui.figures.layout import PAGE_WIDTH, _MARGIN_L, _MARGIN_R, _TITLE_LINE_PX, _layout, value_range
+from core.rules.registry import BASELINE, REGISTRY
+from pages.ui.figures.style import BOUND_STYLE, BOUND_SYMBOLS, TICK_SIZE, bound_name, color, short, symbol
+from pages.ui.figures.layout import (PAGE_WIDTH, _MARGIN_L, _MARGIN_R, _TITLE_LINE_PX, _layout, bar_range, close,
+                                     value_range)
+from pages.ui.text import number
 from pages.ui.figures.trees import tokens_str
 
 
 # ------------------------------------------------------------------------------------------------
 # Toy laboratory
 # ------------------------------------------------------------------------------------------------
-
-#: A value label inside a bar sits at its foot, in the lowest ``LABEL_BAND`` of the y-axis: a bound
-#: line that low would cross it, so then the bars carry no labels (hover gives every value).
-LABEL_BAND = 0.15
-
 
 def _ink(fill: str) -> str:
     """Black or white, whichever reads better on ``fill`` (#rrggbb; WCAG's relative luminance)."""
@@ -30,78 +27,194 @@ def _ink(fill: str) -> str:
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
 
 
-def expected_tau_bars(rows: Sequence[Mapping], bounds: Mapping[str, float | None]) -> go.Figure:
-    """Bars: exact E[τ] per method; horizontal lines: the bounds that could be computed.
+#: The share of the plot's width the panel of lossy rules takes per rule, and at least.
+_LOSSY_SHARE, _LOSSY_MIN, _LOSSY_MAX = 0.12, 0.2, 0.6
+#: The gap between the two panels (a share of the plot's width).
+_PANEL_GAP = 0.06
+#: The panel titles, above each panel.
+LOSSLESS_PANEL, LOSSY_PANEL = "lossless", "not lossless: not comparable"
 
-    The y-axis spans the values (``value_range``): close values, 1.40 against 1.62, look as far
-    apart as they are, and the bound lines spread out above the bars instead of bunching at the top.
-    Each bar's value is written inside it at the foot of the axis (a text series, "values", since
-    a bar's own inside label sits at 0, below the axis), where no bound line passes (every bound is
-    at least the LP optimum, far above the foot; else no labels, ``LABEL_BAND``), and only when the
-    bars are wide enough for it at ``PAGE_WIDTH``; hover always gives it, to six places.
+
+def _values_panel(fig: go.Figure, rows: Sequence[Mapping], axis: str, lines: Sequence[float],
+                  width_px: float) -> tuple[str, list[float]]:
+    """One panel of ``expected_tau_chart`` on axes x``axis``, y``axis``: a bar from 0 per method, or a
+    dot per method when the values (with ``lines``, the bounds drawn over the panel) are close
+    (``close``); each value written at the foot of its bar or under its dot when the slots are wide
+    enough for it (``width_px`` the panel's width); returns the form ("bars" or "dots") and the
+    value axis's range."""
+    values = [r["expected_accepted"] for r in rows]
+    baseline = next((r["expected_accepted"] for r in rows if r["method"] == BASELINE), None)
+    dots = close(values + list(lines))
+    span = value_range(values + list(lines)) if dots else bar_range(values + list(lines))
+    slot_px = width_px / max(1, len(rows))
+    labelled = 0.8 * slot_px >= len("1.0000") * 0.6 * (TICK_SIZE - 1) + 4
+    x, y = f"x{axis}", f"y{axis}"
+    for r in rows:
+        name, tv = short(r["method"]), r["fidelity_tv"]
+        why = REGISTRY[r["method"]].below_baseline
+        below = (f"<br>below {short(BASELINE)}: {why}" if why and baseline is not None
+                 and r["expected_accepted"] < baseline - LOSSLESS_TOL else "")
+        hover = (f"{name}<br>E[τ] = %{{y:.6f}}<br>fidelity error (TV) = {number(tv)}"
+                 f"{' (not lossless)' if tv > LOSSLESS_TOL else ''}{below}<extra></extra>")
+        value = f"{r['expected_accepted']:.4f}"
+        if dots:
+            fig.add_trace(go.Scatter(
+                x=[name], y=[r["expected_accepted"]], xaxis=x, yaxis=y, name=name, showlegend=False,
+                mode="markers+text" if labelled else "markers", text=[value], textposition="bottom center",
+                textfont=dict(size=TICK_SIZE - 1), cliponaxis=False,
+                marker=dict(color=color(r["method"]), symbol=symbol(r["method"]), size=18,
+                            line=dict(color="#222222", width=1)),
+                hovertemplate=hover))
+        else:
+            fig.add_trace(go.Bar(
+                x=[name], y=[r["expected_accepted"]], xaxis=x, yaxis=y, name=name, showlegend=False,
+                marker=dict(color=color(r["method"])), text=[value] if labelled else None,
+                textposition="inside", insidetextanchor="start",
+                textfont=dict(size=TICK_SIZE - 1, color=_ink(color(r["method"]))), hovertemplate=hover))
+    return ("dots" if dots else "bars"), span
+
+
+def expected_tau_chart(rows: Sequence[Mapping], bounds: Mapping[str, float | None]) -> go.Figure:
+    """Exact E[τ] per method, the bounds as horizontal lines, lossless and lossy methods apart.
+
+    A method measured lossy (fidelity error above ``LOSSLESS_TOL``) buys its E[τ] with another
+    output law: it is drawn in a panel of its own on the right, on its own axis, where it neither
+    meets the bounds (which are about lossless verifiers) nor squashes the lossless values (Typical
+    at T = 0.3 reaches 2 where the lossless rules stay under 1.3).  In each panel a value is a bar
+    from 0 (its length is its value) or, where the values are close (``close``: the binary toy's
+    10/9 against 11/9), a dot on an axis that spans them (``value_range``), so that their differences
+    show without a bar that lies.  Each value is written at the foot of its bar or under its dot
+    where the slots are wide enough at ``PAGE_WIDTH``; hover gives it to six places.
 
     rows: dicts with keys method, expected_accepted, fidelity_tv."""
     fig = go.Figure()
-    lines = [v for v in bounds.values() if v is not None and np.isfinite(v)]
-    low, top = value_range([r["expected_accepted"] for r in rows] + lines)
-    bar_px = 0.8 * (PAGE_WIDTH - _MARGIN_L - _MARGIN_R) / max(1, len(rows))     # Plotly's bars: 80% of a slot
-    label_px = len("1.0000") * 0.6 * (TICK_SIZE - 1) + 4
-    labelled = all(v >= low + LABEL_BAND * (top - low) for v in lines) and bar_px >= label_px
-    for r in rows:
-        lossy = r["fidelity_tv"] > LOSSLESS_TOL
-        fig.add_trace(go.Bar(
-            x=[short(r["method"])], y=[r["expected_accepted"]], name=short(r["method"]), showlegend=False,
-            marker=dict(color=color(r["method"]), pattern=dict(shape="/" if lossy else "", fillmode="overlay",
-                                                                   solidity=0.2)),
-            hovertemplate=(f"{short(r['method'])}<br>E[τ] = %{{y:.6f}}<br>"
-                           f"fidelity error (TV) = {r['fidelity_tv']:.2e}"
-                           f"{' (not lossless)' if lossy else ''}<extra></extra>")))
-    for key, value in bounds.items():
-        if value is None or not np.isfinite(value):
-            continue
-        name, col, dash = BOUND_STYLE[key]
+    lossless = [r for r in rows if r["fidelity_tv"] <= LOSSLESS_TOL]
+    lossy = [r for r in rows if r["fidelity_tv"] > LOSSLESS_TOL]
+    lines = {k: v for k, v in bounds.items() if v is not None and np.isfinite(v)}
+    plot_px = PAGE_WIDTH - _MARGIN_L - _MARGIN_R
+    lossy_share = min(_LOSSY_MAX, max(_LOSSY_MIN, _LOSSY_SHARE * len(lossy)))
+    split = (1.0 - lossy_share - _PANEL_GAP) if lossless and lossy else 1.0
+    panels = []
+    if lossless:
+        panels.append(("", lossless, list(lines.values()), [0.0, split], LOSSLESS_PANEL))
+    if lossy:
+        panels.append(("2" if lossless else "", lossy, [], [split + _PANEL_GAP if lossless else 0.0, 1.0], LOSSY_PANEL))
+    for axis, panel_rows, panel_lines, domain, title in panels:
+        form, span = _values_panel(fig, panel_rows, axis, panel_lines, plot_px * (domain[1] - domain[0]))
+        fig.update_layout({f"xaxis{axis}": dict(domain=domain, anchor=f"y{axis}", type="category"),
+                           f"yaxis{axis}": dict(anchor=f"x{axis}", range=span, rangemode="tozero" if form == "bars"
+                                                else "normal")})
+        if len(panels) > 1:
+            fig.add_annotation(text=title, x=(domain[0] + domain[1]) / 2, y=1.0, xref="paper", yref="paper",
+                               xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=TICK_SIZE))
+    names = [short(r["method"]) for r in lossless]
+    for key, value in lines.items():
+        if not lossless:
+            break
+        _, col, dash = BOUND_STYLE[key]
+        name = bound_name(key, value, lines.get("lp_optimum"))
         fig.add_trace(go.Scatter(
-            x=[short(r["method"]) for r in rows], y=[value] * len(rows), mode="lines",
-            name=f"{name} = {value:.4f}", line=dict(color=col, dash=dash, width=2.5),
-            hovertemplate=f"{name}: {value:.6f}<extra></extra>"))
-    if labelled:
-        fig.add_trace(go.Scatter(
-            x=[short(r["method"]) for r in rows], y=[low + 0.02 * (top - low)] * len(rows), mode="text",
-            text=[f"{r['expected_accepted']:.4f}" for r in rows], textposition="top center",
-            textfont=dict(size=TICK_SIZE - 1, color=[_ink(color(r["method"])) for r in rows]),
-            hoverinfo="skip", showlegend=False, name="values", cliponaxis=False))
-    fig.update_yaxes(range=[low, top])
-    return _layout(fig, "Expected accepted tokens per iteration E[τ] (exact), with bounds",
-                   "method (hatched = not lossless)", "E[τ] (exact)", height=440)
+            x=names, y=[value] * len(names), mode="lines", name=f"{name} = {value:.4f}",
+            line=dict(color=col, dash=dash, width=2.5), hovertemplate=f"{name}: {value:.6f}<extra></extra>"))
+    fig = _layout(fig, "Expected accepted tokens per iteration E[τ] (exact), with bounds", None, None, height=440)
+    fig.update_layout(xaxis_title_text="method", yaxis_title_text="E[τ] (exact)")
+    if len(panels) > 1:      # the panel titles sit above the plot area: a line more of top margin
+        fig.update_layout(margin_t=fig.layout.margin.t + _TITLE_LINE_PX, height=fig.layout.height + _TITLE_LINE_PX)
+    return fig
 
 
-def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
-             bounds: Mapping[str, Sequence[tuple[int, float]]], current_K: int | None = None) -> go.Figure:
-    """E[τ] against K: one line per method, dashed lines for the bounds (a monotone method never
-    goes down)."""
+#: The axes E[τ] is drawn against (``tau_curves``): (title, x-axis title, hover name, tick step).
+CURVE_AXES = {
+    "K": ("E[τ] against the number of drafts K (exact)", "number of drafts K", "K", 1),
+    "T": ("E[τ] against the temperature T (exact)", "temperature T (both models)", "T", None),
+    "L": ("E[τ] against the draft length L (exact)", "draft length L", "L", 1),
+}
+#: What a method's name adds in the legend when some of its points are not lossless (drawn open).
+LOSSY_MARK = " (open marks: not lossless)"
+
+
+def tau_curves(axis: str, curves: Mapping[str, Sequence[tuple[float, float]]],
+               bounds: Mapping[str, Sequence[tuple[float, float]]], current: float | None = None,
+               lossy: Mapping[str, Collection[float]] | None = None,
+               hidden: Collection[str] = ()) -> go.Figure:
+    """E[τ] against K, T or L (``axis``, ``CURVE_AXES``): one line per method, the bounds as grey lines
+    with open markers; the dotted vertical line marks ``current``.  A method's points at the x in
+    ``lossy[method]`` (its output law is not q there) are drawn open and its legend name says so
+    (``LOSSY_MARK``): such a value is bought with another output law.  The series named in ``hidden``
+    (methods or bound keys) start hidden, one click on their legend entry away."""
+    title, xlab, x_name, dtick = CURVE_AXES[axis]
+    lossy = lossy or {}
     fig = go.Figure()
     for method, pts in curves.items():
         if not pts:
             continue
-        ks, vals = zip(*pts)
-        fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=short(method),
-                                 line=dict(color=color(method), width=3),
-                                 marker=dict(symbol=symbol(method), size=10),
-                                 hovertemplate=f"{short(method)}<br>K = %{{x}}<br>E[τ] = %{{y:.5f}}<extra></extra>"))
+        xs, vals = zip(*pts)
+        bad = set(lossy.get(method, ()))
+        fig.add_trace(go.Scatter(
+            x=list(xs), y=list(vals), mode="lines+markers", name=short(method) + (LOSSY_MARK if bad else ""),
+            line=dict(color=color(method), width=3),
+            marker=dict(symbol=[symbol(method) + ("-open" if x in bad else "") for x in xs], size=10,
+                        line=dict(color=color(method), width=2)),
+            visible="legendonly" if method in hidden else True,
+            customdata=["not lossless" if x in bad else "lossless" for x in xs],
+            hovertemplate=f"{short(method)}<br>{x_name} = %{{x}}<br>E[τ] = %{{y:.5f}}<br>%{{customdata}}<extra></extra>"))
+    lp = dict(bounds.get("lp_optimum") or [])
     for key, pts in bounds.items():
         if not pts:
             continue
-        ks, vals = zip(*pts)
-        name, col, dash = BOUND_STYLE[key]
-        fig.add_trace(go.Scatter(x=list(ks), y=list(vals), mode="lines+markers", name=name,
+        xs, vals = zip(*pts)
+        _, col, dash = BOUND_STYLE[key]
+        name = bound_name(key, list(vals), [lp.get(x) for x in xs] if lp else None)
+        fig.add_trace(go.Scatter(x=list(xs), y=list(vals), mode="lines+markers", name=name,
                                  marker=dict(symbol=BOUND_SYMBOLS[key], size=10),
                                  line=dict(color=col, dash=dash, width=2.5),
-                                 hovertemplate=f"{name}<br>K = %{{x}}<br>%{{y:.5f}}<extra></extra>"))
-    if current_K is not None:
-        fig.add_vline(x=current_K, line=dict(color="#999999", dash="dot", width=1))
-    fig.update_xaxes(dtick=1)
-    return _layout(fig, "E[τ] against the number of drafts K (exact)", "number of drafts K",
-                   "E[τ] (exact)")
+                                 visible="legendonly" if key in hidden else True,
+                                 hovertemplate=f"{name}<br>{x_name} = %{{x}}<br>%{{y:.5f}}<extra></extra>"))
+    if current is not None:
+        fig.add_vline(x=current, line=dict(color="#999999", dash="dot", width=1))
+    xs_all = [x for pts in [*curves.values(), *bounds.values()] for x, _ in pts]
+    if axis == "K" and xs_all and max(xs_all) > 8:          # K to 64: doublings equally spaced
+        fig.update_xaxes(type="log", tickvals=[k for k in (1, 2, 4, 8, 16, 32, 64) if k <= max(xs_all)])
+    elif dtick:
+        fig.update_xaxes(dtick=dtick)
+    return _layout(fig, title, xlab, "E[τ] (exact)")
+
+
+def loss_gain_chart(frontier_pts: Sequence[tuple[float, float]],
+                    knobs: Mapping[str, Sequence[tuple[float, float, str]]],
+                    points: Mapping[str, tuple[float, float]]) -> go.Figure:
+    """E[τ] against the total variation from q: the loss-gain frontier (the best any verifier does
+    within that TV, ``core.bounds.frontier``) as a grey line, each lossy rule's knob as a curve of
+    (TV, E[τ]) points (``knobs``: a series name → points with their setting's label, the series
+    named "rule: parameter"), and each other rule at its own (TV, E[τ]) (``points``, by rule)."""
+    fig = go.Figure()
+    if frontier_pts:
+        xs, ys = zip(*frontier_pts)
+        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines+markers", name="frontier: the best any "
+                                 "verifier does at this TV", line=dict(color="#555555", width=2.5),
+                                 marker=dict(symbol="diamond-open", size=9),
+                                 hovertemplate="frontier<br>TV ≤ %{x:.4f}<br>E[τ] ≤ %{y:.5f}<extra></extra>"))
+    for series, pts in knobs.items():
+        method = series.split(":")[0]
+        xs, ys, labels = zip(*pts)
+        fig.add_trace(go.Scatter(x=list(xs), y=list(ys), mode="lines+markers", name=f"{short(method)}:{series.split(':', 1)[1]}",
+                                 line=dict(color=color(method), width=2, dash="dot"),
+                                 marker=dict(symbol=symbol(method), size=9), customdata=list(labels),
+                                 hovertemplate=f"{short(method)} %{{customdata}}<br>TV = %{{x:.4f}}<br>"
+                                               "E[τ] = %{y:.5f}<extra></extra>"))
+    for method, (tv, e) in points.items():
+        fig.add_trace(go.Scatter(x=[tv], y=[e], mode="markers", name=short(method),
+                                 marker=dict(symbol=symbol(method), size=11, color=color(method)),
+                                 hovertemplate=f"{short(method)}<br>TV = %{{x:.4f}}<br>E[τ] = %{{y:.5f}}<extra></extra>"))
+    return _layout(fig, "What loss buys: E[τ] against the total variation from q (exact)",
+                   "TV of the completed output law from q", "E[τ] (exact)")
+
+
+def tau_vs_K(curves: Mapping[str, Sequence[tuple[int, float]]],
+             bounds: Mapping[str, Sequence[tuple[int, float]]], current_K: int | None = None,
+             **kw) -> go.Figure:
+    """E[τ] against K (``tau_curves`` on the K axis): a method that uses its drafts well never goes down."""
+    return tau_curves("K", curves, bounds, current_K, **kw)
 
 
 def coupling_heatmap(multisets: Sequence[Sequence[Sequence[int]]], probabilities: Sequence[float],

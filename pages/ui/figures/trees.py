@@ -202,17 +202,20 @@ def draft_tree(block, trace=None, upto: int | None = None, accepted=None, extra:
 
     fig = go.Figure()
     _tree_edges(fig, nodes, pos, acc_path)
-    # the drafts on each branch (written where a set of drafts splits off, hover everywhere)
-    mids: list[tuple[float, float, str, str]] = []
+    # the drafts on each branch (written where a set of drafts splits off, hover everywhere), on the
+    # side of the edge it does not run through: above and left of a rising edge's middle, below and
+    # left of a falling one's (the edge runs below, resp. above, its middle on the left), above a flat one
+    mids: list[tuple[float, float, str, str, str]] = []
     for s in nodes[1:]:
         (x0, y0), (x1, y1) = pos[s[:-1]], pos[s]
         label = _drafts_label(through[s])
         branches = len(s) == 1 or through[s] != through[s[:-1]]
+        side = "top left" if y1 > y0 else "bottom left" if y1 < y0 else "top center"
         mids.append(((x0 + x1) / 2, (y0 + y1) / 2, label if branches else "",
-                     f"{label} go from {tokens_str(s[:-1], token_text)} to {tokens_str(s, token_text)}"))
+                     f"{label} go from {tokens_str(s[:-1], token_text)} to {tokens_str(s, token_text)}", side))
     if mids:
         fig.add_trace(go.Scatter(x=[m[0] for m in mids], y=[m[1] for m in mids], mode="text",
-                                 text=[m[2] for m in mids], textposition="top center",
+                                 text=[m[2] for m in mids], textposition=[m[4] for m in mids],
                                  textfont=dict(size=TICK_SIZE - 2, color="#555555"), hovertext=[m[3] for m in mids],
                                  hoverinfo="text", showlegend=False, name="drafts on each branch"))
     quantities = trace.quantities if trace is not None else {}
