@@ -69,7 +69,8 @@ def test_every_chart_of_every_page_fits_a_slide(server, window, address, charts)
     no_exception(page)
     assert check_chart_layout(page, address or "start") >= charts
     assert check_export_layout(page, export, address or "start") >= charts
-    name = address.replace("?", "_").replace("&", "_").replace("=", "-").replace(",", "-") or "start"
+    name = address.replace(EVERY_RULE, "every").replace("?", "_").replace("&", "_").replace("=", "-")
+    name = name.replace(",", "-") or "start"
     page.screenshot(path=str(SHOTS / f"layout_{name}.png"), full_page=True)
 
 

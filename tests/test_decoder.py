@@ -29,10 +29,9 @@ HAVE_TOY = (BUNDLED_PAIRS["toy"] / "target" / "config.json").exists() and \
 needs_toy = pytest.mark.skipif(not HAVE_TOY, reason="the bundled pair is not trained yet "
                                "(python -m toy_models.train_pair)")
 LOSSLESS = [m for m in decoder_methods() if get_verifier(m).lossless_by_theory]
-#: The rules whose greedy decoding is not the target's: the static ensemble verifies against the
-#: mixture w·q + (1 − w)·p, and at T = 0 still passes a wrong token with probability 1 − w.
-GREEDY_LOSSY = ("hf_ensemble",)
-GREEDY = [m for m in decoder_methods() if m not in GREEDY_LOSSY]
+#: The rules whose greedy decoding is the target's (the static ensemble's is not: it verifies against
+#: the mixture w·q + (1 − w)·p, and at T = 0 still passes a wrong token with probability 1 − w).
+GREEDY = [m for m in decoder_methods() if get_verifier(m).greedy_is_target]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -257,7 +257,7 @@ def test_flashinfer_is_sd_coin_by_coin_and_lossless(seed):
     ("llamacpp_tree", Shape.chains_of(2, 2), "iid",
      "llamacpp_tree runs on static trees drafted by topk only, not on chains 2×2 drafted by iid"),
     ("sglang_rocm_greedy", Shape.tree((2, 2)), "iid",
-     "sglang_rocm_greedy runs on chains drafted by iid, and static trees drafted by topk only, not on "
+     "sglang_rocm_greedy runs on K i.i.d. chains, and static trees drafted by topk only, not on "
      "b = (2, 2) drafted by iid"),
 ])
 def test_a_rule_on_drafts_its_engine_never_makes_is_refused_naming_those_it_runs_on(name, shape, law_name, words):

@@ -120,7 +120,7 @@ def test_parameters_and_drafts_are_refused_in_one_sentence():
     with pytest.raises(ParamError, match="variant must be one of triton, pytorch, got 'cuda'"):
         make_verifier("vllm_ascend_block", variant="cuda")
     from core.data.shapes import Shape
-    with pytest.raises(Exception, match=r"^vllm_ascend_block runs on one chain sampled from p"):
+    with pytest.raises(Exception, match=r"^vllm_ascend_block runs on K i.i.d. chains only, not on b = \(1, 1\) drafted by topk$"):
         make_verifier("vllm_ascend_block", P, Q, shape=Shape.tree((1, 1)), law="topk")
 
 

@@ -23,7 +23,11 @@ solver's point mixed with the trivial verifier (accept nothing, output y ~ q(·)
 smallest proportion that makes every antichain hold (the scale c = min over the root hull's
 vertices of g(A)/W(A), exact by the separation) and keeps TV(G, q) ≤ ε as evaluated; both rows
 are convex, so the mixture is feasible (to the solver's tolerance, 1e-10, on the rows that tie
-the output law to W), and its value is c·Σ W.  At ε = 0 the LP optimum's own solve and
+the output law to W), and its value is c·Σ W.  That mixture costs Σ W times the largest relative
+excess, so the master holds ratios, not differences: its cuts read W(A)/g(A) ≤ 1, the rounds rank
+antichains by that ratio (with g(A) from ``PrefixTree.hit`` where the hull's 1 − x_∅ has lost its
+precision), tangents come with their antichain's own cut, and the TV rows are scaled up
+(``TV_ROW_SCALE``).  At ε = 0 the LP optimum's own solve and
 certificate are returned.
 """
 from __future__ import annotations
@@ -33,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.bounds.antichains import hulls
+from core.bounds.antichains import antichain_of, hulls
 from core.bounds.coverage import PrefixTree, prefix_tree
 from core.bounds.node_lp import MAX_ROUNDS, METHODS, TOLERANCE, NodeOptimum, _Master, tree_lp_optimum
 from core.bounds.sizes import check_node_size, validate_pair
@@ -82,8 +86,18 @@ def tree_frontier(draft: ToyModel, target: ToyModel, shape: Shape, law: str | Dr
     return master.solve(tolerance, max_rounds or MAX_ROUNDS, max_seconds, start)
 
 
+#: The completed law's rows and the TV row, multiplied by this in the master: HiGHS's row tolerance
+#: (1e-10) summed over the V^(L+1) rows would otherwise let the point's TV pass ε by ~1e-10, and
+#: the mixture that repairs it costs ~1e-10/ε of E[τ].
+TV_ROW_SCALE = 100.0
+
+
 class _FrontierMaster(_Master):
-    """The node form's master with the output law, the completed law's excess over q and the TV row."""
+    """The node form's master with the output law, the completed law's excess over q and the TV row.
+
+    The lower bound mixes the whole point with the trivial verifier, so an antichain's *relative*
+    violation W(A)/g(A) − 1 is what it costs: the cuts are written W(A)/g(A) ≤ 1 (the solver's
+    tolerance then bounds that ratio) and the rounds rank and stop on it."""
 
     def __init__(self, tree: PrefixTree, method: str, q_last: np.ndarray, tv: float):
         self.q_last, self.tv = q_last, tv
@@ -134,18 +148,48 @@ class _FrontierMaster(_Master):
                     completion.append(completion[-1] * float(tree.q_edge[u]))
                 completion = completion[::-1]         # for the prefixes of depth 1..L
                 cols = [a0 + u - 1 for u in path] + [a0 + n + i * V + y, d0 + i * V + y]
-                vals = completion + [1.0, -1.0]
+                vals = [TV_ROW_SCALE * c for c in completion] + [TV_ROW_SCALE, -TV_ROW_SCALE]
                 rows.append((np.array(cols), np.array(vals)))
                 q_z[i * V + y] = float(tree.q_joint[leaf]) * float(self.q_last[i, y])
-        self._add(rows, -np.inf, q_z)
-        self._add([(d0 + np.arange(n_z), np.ones(n_z))], -np.inf, self.tv)
+        self._add(rows, -np.inf, TV_ROW_SCALE * q_z)
+        self._add([(d0 + np.arange(n_z), np.full(n_z, TV_ROW_SCALE))], -np.inf, TV_ROW_SCALE * self.tv)
         self.q_z, self.completion_rows = q_z, rows
+
+    def violations(self, hs) -> list[tuple]:
+        """(W(A)/g(A) − 1, root vertex), most violated first.  The hull's x_∅ = 1 − g(A) has lost
+        g's relative precision where g is tiny, so the vertices near or past 1 are re-read with
+        g(A) from ``PrefixTree.hit``."""
+        return sorted(self._ratios(hs), key=lambda t: t[0], reverse=True)
+
+    def _ratios(self, hs) -> list[tuple]:
+        out = []
+        for i, (x, w) in enumerate(zip(hs[0].x, hs[0].w)):
+            if w <= 0 or x >= 1.0:
+                continue
+            ratio = w / (1.0 - x) - 1.0
+            if ratio > -1e-6:
+                ratio = w / self.tree.hit(antichain_of(self.tree, hs, i)) - 1.0
+            out.append((ratio, i))
+        return out or [(-1.0, 0)]
+
+    def add(self, antichains) -> None:
+        """Tangents hold an antichain only through the chain of the tree programme's rows, each to the
+        solver's tolerance: its own cut is added beside, so the ratio holds too."""
+        super().add(antichains)
+        if self.method == "tangents":
+            self.add_cuts(antichains)
+
+    def add_cuts(self, antichains) -> None:
+        rows = []
+        for A in antichains:
+            self.cuts[A] = g = self.tree.hit(A)
+            rows.append((np.asarray(A) - 1, np.full(len(A), 1.0 / g)))
+        self._add(rows, -np.inf, 1.0)
 
     def feasible(self, W: np.ndarray, x: np.ndarray) -> np.ndarray:
         """c·W, with c the largest share of the solver's point that, mixed with the trivial
         lossless verifier, keeps every antichain and the TV within ε (module docstring)."""
-        root = hulls(self.tree, W)[0]
-        scale = min([1.0] + [(1.0 - xx) / w for xx, w in zip(root.x, root.w) if w > 0 and xx + w > 1.0])
+        scale = min([1.0] + [1.0 / (1.0 + r) for r, _ in self._ratios(hulls(self.tree, W)) if r > 0])
         a = np.clip(x[self.a0:self.d0], 0.0, None)
         excess = self.completed_excess(a)
         if excess > self.tv:
@@ -158,4 +202,5 @@ class _FrontierMaster(_Master):
     def completed_excess(self, a: np.ndarray) -> float:
         """Σ_z (G(z) − q(z))₊ for the output law ``a`` (columns in the master's order)."""
         G = np.array([float(np.dot(vals[:-1], a[cols[:-1] - self.a0])) for cols, vals in self.completion_rows])
+        G /= TV_ROW_SCALE
         return float(np.clip(G - self.q_z, 0.0, None).sum())

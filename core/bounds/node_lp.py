@@ -239,6 +239,19 @@ class _Master:
         self.lo.extend(lo.tolist())
         self.hi.extend(hi.tolist())
 
+    def violations(self, hs) -> list[tuple]:
+        """(violation, root vertex) pairs, most violated first, as the rounds rank and stop them."""
+        return violations(hs)
+
+    def add(self, antichains) -> None:
+        """The round's rows for the violated ``antichains``: their cuts, or their tangents."""
+        if self.method == "cuts":
+            self.add_cuts(antichains)
+            return
+        for A in antichains:
+            self.cuts[A] = float("nan")                  # remembered, so never separated twice
+            self.add_tangent(float(self.tree.p_joint[list(A)].sum()))
+
     def add_cuts(self, antichains) -> None:
         rows, rhs = [], []
         for A in antichains:
@@ -279,7 +292,7 @@ class _Master:
             W = np.concatenate([[1.0], np.clip(x[:self.n], 0.0, None)])
             hs = hulls(tree, W)
             new = []
-            for v, i in violations(hs):
+            for v, i in self.violations(hs):
                 if v <= CUT_TOLERANCE or len(new) >= per_round:
                     break
                 A = antichain_of(tree, hs, i)
@@ -288,12 +301,7 @@ class _Master:
             out_of_time = max_seconds is not None and time.perf_counter() - start > max_seconds
             if not new or rounds >= max_rounds or out_of_time:
                 break
-            if self.method == "cuts":
-                self.add_cuts(new)
-            else:
-                for A in new:
-                    self.cuts[A] = float("nan")          # remembered, so never separated twice
-                    self.add_tangent(float(tree.p_joint[list(A)].sum()))
+            self.add(new)
         upper = self.dual_bound()
         W_feasible = self.feasible(W, x)
         lower = float(W_feasible[1:].sum())

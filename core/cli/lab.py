@@ -360,22 +360,18 @@ def cmd_bound(args) -> int:
                        f"(the own-law LP) with --tree or --law")
     if (args.kind == "frontier") != (args.tv is not None):
         raise CLIError("--tv goes with --kind frontier, and --kind frontier needs --tv EPS")
-    if args.kind == "frontier":
-        from core.bounds.frontier import tree_frontier
+    if args.kind in ("lp", "frontier"):
         from core.data.shapes import Shape
 
-        solved = tree_frontier(draft, target, shape or Shape.chains_of(args.K, args.L), law, args.tv)
-        result = {"kind": "frontier", "tv": args.tv, "value": solved.value if solved.converged else None,
-                  "K": solved.tree.shape.K, "L": solved.tree.L, **solved.summary()}
-        if shape is not None:
-            result = {**result, **shape.describe(), "law": law.name}
-        header = _header(args, shape, law, target.V) + "\n" if shape is not None else ""
-        _emit(result, json.dumps(result) if args.json else header + _lp_table(result))
-        return 0
-    if args.kind == "lp":
-        from core.data.shapes import Shape
+        drafts = shape or Shape.chains_of(args.K, args.L)
+        if args.kind == "lp":
+            result = _lp_result(draft, target, drafts, law)
+        else:
+            from core.bounds.frontier import tree_frontier
 
-        result = _lp_result(draft, target, shape or Shape.chains_of(args.K, args.L), law)
+            solved = tree_frontier(draft, target, drafts, law, args.tv)
+            result = {"kind": "frontier", "tv": args.tv, "value": solved.value if solved.converged else None,
+                      "K": solved.tree.shape.K, "L": solved.tree.L, **solved.summary()}
         if shape is not None:
             result = {**result, **shape.describe(), "law": law.name}
         header = _header(args, shape, law, target.V) + "\n" if shape is not None else ""

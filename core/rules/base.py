@@ -86,6 +86,9 @@ class Verifier:
     lossless_by_theory: ClassVar[bool]  # a hypothesis; exact analysis measures it
     needs_models: ClassVar[bool]        # built from the toy models themselves: unusable by the real decoder
     closed_form_tau: ClassVar[bool]     # ``expected_tau`` is a closed form, not an enumeration of coins
+    #: At T = 0 (draft and target one-hot) the rule's output is the target's greedy decoding, as every
+    #: rule that tests against q's argmax gives; False for a rule that tests against another law there.
+    greedy_is_target: ClassVar[bool] = True
 
     #: What drafts it is defined on: True for every shape and draft law (``core.data.shapes``,
     #: ``core.data.laws``; ``run_tree`` then reads any ``TokenTree``, and the rule may have the

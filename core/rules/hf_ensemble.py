@@ -58,6 +58,7 @@ class HFEnsemble(OneChainRule):
                "each drafted token passes with min(1, 1 − w + w·q/p), and the correction comes from (q − p)₊.")
     source = f"transformers' assistant_ensemble_weight ({SOURCE}; DIVERSED, arXiv 2604.07622)"
     lossless_by_theory = False
+    greedy_is_target = False      # at T = 0 a wrong token still passes with probability 1 − w
     parameters: ClassVar[tuple[Param, ...]] = (
         Param("w", float, DEFAULT_W, "the ensemble weight on the target (1: speculative sampling, 0: accept every "
               "drafted token)", within="[0, 1]", label="the ensemble weight",
