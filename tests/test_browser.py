@@ -292,11 +292,14 @@ def test_live_decoder_and_sweeps_pages(server, browser_page, tmp_path):
 
 def fill_sweep(page, values: str, seeds: str) -> None:
     """Type a sweep on the Sweeps page: these values of K, 8 new tokens, ``seeds`` seeds per prompt,
-    and the one prompt "def main():\\n"."""
-    for label, value in (("Values of K (comma-separated)", values), ("New tokens per run", "8"),
-                         ("Seeds per prompt", seeds)):
-        page.get_by_label(label).fill(value)
-        page.get_by_label(label).press("Enter")
+    and the one prompt "def main():\\n".  Each entry reruns the page, and the next is typed once that
+    rerun is over (typed during it, a field can be drawn again with its old value)."""
+    box = page.get_by_label("Values of K (comma-separated)")
+    if box.input_value() != values:
+        box.fill(values)
+        rerun(page, lambda: box.press("Enter"))
+    set_number(page, page.get_by_label("New tokens per run"), "8")
+    set_number(page, page.get_by_label("Seeds per prompt"), seeds)
     prompts = page.get_by_label("Prompts (one per line; write \\n for a newline)")
     prompts.fill("def main():\\n")
     prompts.press("Control+Enter")

@@ -10,6 +10,8 @@ A link carries every parameter of the rules it names (the EAGLE-2 release's clai
 release's, beside) are listed in ``OTHER_SETTING``."""
 from __future__ import annotations
 
+import functools
+import json
 import re
 
 import pytest
@@ -109,12 +111,19 @@ def text_numbers(texts) -> list[tuple[float, float]]:
     return rounded
 
 
+@functools.lru_cache(maxsize=None)
+def opened(page: str, query: str) -> tuple[list[float], list[tuple[float, float]]]:
+    """``shown_numbers`` of ``page`` opened on the link ``query`` (JSON): claims that share a link
+    (a family and its instance, several claims on one preset) open it once."""
+    at = open_page(page, query=json.loads(query))
+    no_errors(at)
+    return shown_numbers(at)
+
+
 def missing(claim, verdict) -> list[str]:
     """The numbers of ``verdict`` its link's page does not show, as "name = value"."""
     page = "pages/draft_trees.py" if verdict.instance.page == "trees" else "pages/toy_lab.py"
-    at = open_page(page, query=verdict.instance.query())
-    no_errors(at)
-    exact, rounded = shown_numbers(at)
+    exact, rounded = opened(page, json.dumps(verdict.instance.query(), sort_keys=True))
     out = []
     for name, value in numbers_of(verdict).items():
         if (claim.key, name.split("[")[0]) in set(OTHER_SETTING) | set(DERIVED):

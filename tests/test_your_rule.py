@@ -128,6 +128,22 @@ def cli(*args, env=None, timeout=600):
                           env={**os.environ, **(env or {})})
 
 
+def cli_here(capsys, *args, loads=()):
+    """``python -m core ARGS`` in this process (the court keeps the registered rules' values on its
+    family between runs: ``core.claims.court._registered``), as ``cli`` returns it; the rules named in
+    ``loads`` (loaded by ``--rule``) are unloaded after."""
+    from core.cli import main as cli_main
+    capsys.readouterr()
+    try:
+        code = cli_main(list(args))
+    finally:
+        for name in loads:
+            if name in REGISTRY:
+                unload_rule(name)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
+
+
 # ------------------------------------------------------------------------------------------------
 # Parameters declared on the class
 # ------------------------------------------------------------------------------------------------
@@ -475,8 +491,8 @@ def test_the_court_of_a_lossy_rule_finds_the_smallest_counterexample_and_never_c
     assert stream.status == FAILS and not stream.numbers["stateful"]
 
 
-def test_the_court_of_a_registered_rule_on_the_command_line():
-    out = cli("court", "--method", "bv", "--json")
+def test_the_court_of_a_registered_rule_on_the_command_line(capsys):
+    out = cli_here(capsys, "court", "--method", "bv", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     verdicts = {v["key"]: v for v in data["verdicts"]}
@@ -490,7 +506,7 @@ def test_the_court_of_a_registered_rule_on_the_command_line():
     assert {"typical", "hsd", "spectr_gbv", "vllm_shared_gumbel", "vllm_ascend_block", "hf_ensemble", "trtllm_tree",
             "sglang_tree", "sglang_rocm_greedy"} <= set(lossy) and "llamacpp_tree" not in {r["rule"] for r in ranking}
     assert verdicts["drafts"]["verdict"] == "K i.i.d. chains only (token_trees is False)"
-    text = cli("court", "--method", "typical", "--param", "epsilon=0.2")
+    text = cli_here(capsys, "court", "--method", "typical", "--param", "epsilon=0.2")
     assert text.returncode == 0 and text.stdout.startswith("court of typical with epsilon=0.2:")
     assert "lossy  typical" in text.stdout                    # typical is lossy at any ε: ranked apart
     assert cli("court").stderr == "error: give one rule: --rule SPEC (a rule of your own) or --method NAME\n"
@@ -500,13 +516,13 @@ def test_the_court_of_a_registered_rule_on_the_command_line():
 # Through every command: exact, montecarlo, claims, a sweep on a real two-process Dask cluster
 # ------------------------------------------------------------------------------------------------
 
-def test_a_rule_file_runs_through_montecarlo_and_claims(rule_file):
+def test_a_rule_file_runs_through_montecarlo_and_claims(rule_file, capsys):
     spec = f"{EXAMPLES / 'best_by_ratio.py'}:BestByRatio"
     mc = json.loads(cli("montecarlo", "--preset", "binary-toy", "--K", "2", "--L", "2", "--rule", spec,
                         "--method", "best_by_ratio", "--n", "4000", "--seed", "1", "--json").stdout)
     lo, hi = mc["expected_accepted_ci"]
     assert lo <= 377 / 243 <= hi
-    claims = cli("claims", "--source", "medusa", "--rule", spec)
+    claims = cli_here(capsys, "claims", "--source", "medusa", "--rule", spec, loads=["best_by_ratio"])
     assert claims.returncode == 0, claims.stderr
     assert "court/best_by_ratio/lossless: holds here. Lossless: lossless on 5 of 5 presets" in claims.stdout
 
@@ -681,7 +697,7 @@ def test_a_claims_instance_carries_the_rules_parameters_in_its_link():
     assert "params" not in Instance(1, 2, preset="binary-toy").query()
 
 
-def test_the_worked_example_of_the_docs_reproduces(tmp_path):
+def test_the_worked_example_of_the_docs_reproduces(tmp_path, capsys):
     """docs/your_rule.md's worked example, run as written there (the rule files copied elsewhere):
     each row and verdict it shows is what the commands print."""
     doc = (ROOT / "docs" / "your_rule.md").read_text()
@@ -692,10 +708,11 @@ def test_the_worked_example_of_the_docs_reproduces(tmp_path):
     exact = cli("exact", *rules, "--preset", "binary-toy", "--K", "2", "--L", "2", "--method", "all")
     rows = [line.rstrip() for line in exact.stdout.splitlines() if line.startswith(("best_of_k_bv", "best_by_ratio"))]
     assert len(rows) == 3 and set(rows) <= shown, rows
-    court = cli("court", "--rule", f"{tmp_path}/best_by_ratio.py:BestByRatio")
+    court = cli_here(capsys, "court", "--rule", f"{tmp_path}/best_by_ratio.py:BestByRatio", loads=["best_by_ratio"])
     verdicts = [line.rstrip() for line in court.stdout.splitlines()[1:7]]
     assert set(verdicts) <= shown, verdicts
-    lossy = cli("court", "--rule", f"{tmp_path}/best_by_ratio_q.py:BestByRatioQ").stdout.splitlines()
+    lossy = cli_here(capsys, "court", "--rule", f"{tmp_path}/best_by_ratio_q.py:BestByRatioQ",
+                     loads=["best_by_ratio_q"]).stdout.splitlines()
     assert {lossy[1].rstrip(), lossy[4].rstrip(), lossy[6].rstrip()} <= shown
     sweep = cli("sweep", "--family", "iid", "markov", "--V", "2", "3", "--K", "2", "3", "--L", "2", "--n", "5",
                 "--seed", "1", "--workers", "0", *rules, "--methods", "bv,rbv,best_of_k_bv,otv,best_by_ratio,best_by_ratio_q",

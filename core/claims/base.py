@@ -474,6 +474,10 @@ def _run_trial(trial, seed: int, T: float, key: InstanceKey) -> tuple[Trial, dic
     return result, draft.to_json(), target.to_json()
 
 
+#: Margins this close are a tie: the family's first such instance is its worst.
+MARGIN_TIE = 1e-9
+
+
 def decide_family(claim: Claim, client=None, progress=None) -> Verdict:
     """Every trial over the family's instances (``map_batches``: serially when ``client`` is None);
     "holds on N of M" (status HOLDS when N = M), the worst trial's numbers (smallest margin) and its
@@ -483,7 +487,10 @@ def decide_family(claim: Claim, client=None, progress=None) -> Verdict:
     keys = fam.keys()
     rows = map_batches(partial(_run_trial, claim.trial, fam.seed, fam.T), keys, client=client, progress=progress)
     n = sum(bool(r.holds) for r, _, _ in rows)
-    worst = min(range(len(rows)), key=lambda i: rows[i][0].margin)
+    # the first instance within MARGIN_TIE of the smallest margin: where every instance ties (a rule
+    # exactly on a bound), rounding would otherwise pick the instance shown
+    least = min(r.margin for r, _, _ in rows)
+    worst = next(i for i, (r, _, _) in enumerate(rows) if r.margin <= least + MARGIN_TIE)
     trial, draft, target = rows[worst]
     key = keys[worst]
     opens = dict(claim.opens(key.K, key.L)) if claim.opens else {}

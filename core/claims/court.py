@@ -32,7 +32,7 @@ import itertools
 import json
 import time
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Callable
 
 from toy_models import PRESETS, IIDModel, ToyModel
@@ -165,6 +165,22 @@ def _run(name: str, settings: dict, draft: ToyModel, target: ToyModel, K: int, L
     return r.expected_accepted, r.fidelity_tv
 
 
+@lru_cache(maxsize=None)
+def _registered(name: str, seed: int, T: float, key: InstanceKey) -> tuple[float, float]:
+    """``_run`` of a registered rule at its defaults on one instance of the family: the same for every
+    court, so a process computes it once (a rule from outside is never kept: a name can be loaded
+    again with other code)."""
+    draft, target, _ = instance_models(key, seed)
+    return _run(name, {}, draft.with_temperature(T), target.with_temperature(T), key.K, key.L)
+
+
+@lru_cache(maxsize=None)
+def _optimum(seed: int, T: float, key: InstanceKey) -> float:
+    """The LP optimum of one instance of the family, kept as ``_registered`` is."""
+    draft, target, _ = instance_models(key, seed)
+    return optimum_value(draft.with_temperature(T), target.with_temperature(T), Shape.chains_of(key.K, key.L))
+
+
 def judge(rule: str, settings: dict, rivals: tuple[str, ...], seed: int, T: float, key: InstanceKey) -> dict:
     """One instance of the family: every rule's (E[τ], TV), the LP optimum, the failures (one
     sentence each), and the models (JSON at T = 1).  The function a task of ``map_batches`` runs."""
@@ -175,11 +191,14 @@ def judge(rule: str, settings: dict, rivals: tuple[str, ...], seed: int, T: floa
     values, failures = {}, []
     for name in (rule, *rivals):
         try:
-            values[name] = _run(name, settings if name == rule else {}, draft, target, key.K, key.L)
+            if name != rule and not is_user_rule(name):
+                values[name] = _registered(name, seed, T, key)
+            else:
+                values[name] = _run(name, settings if name == rule else {}, draft, target, key.K, key.L)
         except USER_ERRORS as exc:
             failures.append(f"{name} on {where}: {_first_line(exc)}")
     try:
-        lp = optimum_value(draft, target, Shape.chains_of(key.K, key.L))
+        lp = _optimum(seed, T, key)
     except USER_ERRORS as exc:
         lp, failures = None, [*failures, f"the LP optimum on {where}: {_first_line(exc)}"]
     return {"key": tuple(key), "models": models, "values": values, "lp": lp, "failures": failures}

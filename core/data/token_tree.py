@@ -191,6 +191,18 @@ class TokenTree:
                                               for s, kids in acc.items()}
         return out
 
+    def drafts_through(self, u: Node) -> tuple[int, ...]:
+        """On K i.i.d. drafts, the drafts (0-based, in order) whose first |u| tokens are u; () where
+        none is."""
+        out = self.memo.get("through")
+        if out is None:
+            acc: dict[Node, list[int]] = {}
+            for k, x in enumerate(self._rows()):
+                for d in range(self.L + 1):
+                    acc.setdefault(x[:d], []).append(k)
+            out = self.memo["through"] = {u: tuple(ks) for u, ks in acc.items()}
+        return out.get(u, ())
+
     def _draft_nodes(self) -> list[Node]:
         rows = self._rows()
         return list(dict.fromkeys(x[:depth] for depth in range(self.L + 1) for x in rows))

@@ -35,20 +35,22 @@ def copies(tree: TokenTree, u: Node) -> int:
     return tree.multiplicity(u) if u else 1
 
 
-def siblings(tree: TokenTree, u: Node, copy: int) -> list[tuple[int, int]]:
-    """The children of copy ``copy`` of node u, in the list's order, as (token, index of the draw at
-    u): the copy's own block of the draws at u (none at depth L or at a leaf)."""
+def siblings(tree: TokenTree, u: Node, copy: int) -> list[tuple[int, int, int]]:
+    """The children of copy ``copy`` of node u, in the list's order, as (token, index g of the draw at
+    u, which copy of u·token it is: the occurrences of the token among the draws before g): the copy's
+    own block of the draws at u (none at depth L or at a leaf)."""
     draws = tree.draws.get(u, ()) if len(u) < tree.L else ()
     if not draws:
         return []
     width = len(draws) // copies(tree, u)
-    return [(int(draws[g]), g) for g in range(copy * width, (copy + 1) * width)]
-
-
-def child_copy(tree: TokenTree, u: Node, g: int) -> int:
-    """Which copy of u·c the draw of index g at u (token c) is: the occurrences of c before it."""
-    draws = tree.draws[u]
-    return sum(1 for x in draws[:g] if x == draws[g])
+    seen: dict[int, int] = {}
+    out = []
+    for g, x in enumerate(draws[:(copy + 1) * width]):
+        x = int(x)
+        j = seen[x] = seen.get(x, -1) + 1
+        if g >= copy * width:
+            out.append((x, g, j))
+    return out
 
 
 def draft_of(tree: TokenTree, u: Node, copy: int, g: int) -> int:
@@ -57,8 +59,7 @@ def draft_of(tree: TokenTree, u: Node, copy: int, g: int) -> int:
     if not u:
         return -1
     if tree.iid_chains:
-        through = [k for k in range(tree.K) if tree.draft(k)[:len(u)] == u]
-        return through[copy]
+        return tree.drafts_through(u)[copy]
     return g
 
 
@@ -75,10 +76,9 @@ def walk(tree: TokenTree, coins: Coins, step: NodeStep,
         listed = siblings(tree, u, copy)
         if not listed:
             return Outcome(u, draft_of(tree, u, copy, g), bonus(tree.q[u]), trace)
-        copies = [child_copy(tree, u, i) for _, i in listed]
-        offers = [(x, i, draft_of(tree, u + (x,), j, i)) for (x, i), j in zip(listed, copies)]
+        offers = [(x, i, draft_of(tree, u + (x,), j, i)) for x, i, j in listed]
         chosen, law = step(u, offers, trace, coins)
         if chosen is None:
             return Outcome(u, draft_of(tree, u, copy, g), law, trace)
-        (x, g), copy = listed[chosen], copies[chosen]
+        x, g, copy = listed[chosen]
         u = u + (x,)
