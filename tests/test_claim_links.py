@@ -88,7 +88,7 @@ def shown_numbers(at) -> tuple[list[float], list[tuple[float, float]]]:
     exact = [float(v) for df in at.dataframe for v in df.value.select_dtypes("number").to_numpy().ravel()
              if v == v]
     texts = [m.value for m in at.metric] + [c.value for c in at.caption] + [m.value for m in at.markdown] \
-        + [str(v) for df in at.dataframe for v in df.value.select_dtypes("object").to_numpy().ravel()]
+        + [str(v) for df in at.dataframe for v in df.value.select_dtypes(include=["object", "str"]).to_numpy().ravel()]
     return exact, text_numbers(texts)
 
 
