@@ -86,7 +86,7 @@ def test_start_binary_toy_link_opens_the_two_draft_case_it_describes():
 
 
 def test_lab_offers_every_registered_rule_at_first():
-    """Issue 32, item 7: a first visit shows all the registered rules that take K i.i.d. drafts, the
+    """A first visit shows all the registered rules that take K i.i.d. drafts, the
     LP-optimal verifier and typical acceptance included, in the table and as bars."""
     from core.rules.registry import REGISTRY, chains_rules
     at = open_page("pages/toy_lab.py")

@@ -931,7 +931,7 @@ def test_leaderboard_opens_results_only_under_the_root_or_uploaded(server, brows
     grid = page.get_by_test_id("stDataFrame").last
     page.wait_for_function("() => (window.__drawn || []).some(d => d.text === 'TV')", timeout=60_000)
     texts = [d["text"] for d in drawn(page)]
-    # round-off is the 0 it is (issue 41): never 0.0000000000000000x, nor 4e-17
+    # round-off is the 0 it is: never 0.0000000000000000x, nor 4e-17
     assert not [t for t in texts if t.startswith("0.0000000000") or re.fullmatch(r"\d(\.\d)?e-1\d", t)], texts
     expect(grid).to_be_visible()
 

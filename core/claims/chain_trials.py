@@ -13,6 +13,7 @@ from toy_models import ToyModel
 
 from core.analysis.exact import LOSSLESS_TOL, ExactResult, exact_analysis
 from core.claims.base import Trial
+from core.claims.engine_checks import opens_tree
 from core.data.laws import IID_LAW, TOPK_LAW
 from core.data.shapes import Shape
 from core.rules.registry import make_verifier
@@ -37,9 +38,11 @@ def exact_on(rule: str, params: Mapping | None, draft: ToyModel, target: ToyMode
 
 def opens(kind: str, params: Mapping | None, K: int, L: int) -> dict:
     """Where a family's worst instance opens: the laboratory for sampled chains, the Draft trees page
-    for the argmax chain; with the rules' parameters ``params`` ({rule: {name: value}}) in its link."""
-    where = {"page": "trees", "b": (1,) * L, "law": TOPK_LAW.name} if kind == ARGMAX else {}
-    return {**where, **({"params": dict(params)} if params else {})}
+    for the argmax chain (``engine_checks.opens_tree``); with the rules' parameters ``params``
+    ({rule: {name: value}}) in its link."""
+    if kind == ARGMAX:
+        return opens_tree((1,) * L, TOPK_LAW.name, params)(K, L)
+    return {"params": dict(params)} if params else {}
 
 
 def opener(kind: str = SAMPLED, params: Mapping | None = None):

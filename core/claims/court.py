@@ -204,7 +204,9 @@ def judge(rule: str, settings: dict, rivals: tuple[str, ...], seed: int, T: floa
     return {"key": tuple(key), "models": models, "values": values, "lp": lp, "failures": failures}
 
 
-def _rational_pairs(V: int) -> list[tuple[ToyModel, ToyModel]]:
+def rational_pairs(V: int) -> list[tuple[ToyModel, ToyModel]]:
+    """Every ordered pair of distinct i.i.d. models over V tokens whose probabilities are the simple
+    fractions of ``RATIONAL``: the first instances a counterexample search tries."""
     dists = [tuple(x / sum(w) for x in w) for w in RATIONAL.get(V, ())]
     return [(IIDModel(p), IIDModel(q)) for p, q in itertools.permutations(dists, 2)]
 
@@ -239,7 +241,7 @@ def search(rule: str, settings: dict, seconds: float = SEARCH_SECONDS) -> dict:
     for V, K, L in search_sizes():
         if time.perf_counter() - start > seconds:
             break
-        pairs = [("rational", d, t) for d, t in _rational_pairs(V)]
+        pairs = [("rational", d, t) for d, t in rational_pairs(V)]
         pairs += [("seeded", *instance_models(InstanceKey(fam, V, K, L, i), 0)[:2])
                   for fam in ("iid", "markov") for i in range(SEARCH_SEEDED)]
         for kind, draft, target in pairs:

@@ -22,7 +22,7 @@ from toy_models import ToyModel
 from core.analysis.exact import LOSSLESS_TOL, ExactResult, exact_analysis
 from core.analysis.optimum import optimum_value
 from core.claims.base import BOUGHT, FAILS, HOLDS, Instance, Trial, holds
-from core.claims.court import _rational_pairs, exact_model
+from core.claims.court import rational_pairs, exact_model
 from core.data.exact_fraction import fraction
 from core.data.shapes import Shape
 from core.rules.registry import make_verifier
@@ -92,7 +92,7 @@ def counterexample(rule: str, cases: Sequence[tuple[tuple[int, ...], str]], Vs: 
         tried = 0
         for b, law in cases:
             for V in Vs:
-                for draft, target in _rational_pairs(V):
+                for draft, target in rational_pairs(V):
                     found = Instance.of(draft, target, b[0], len(b), page="trees", b=tuple(b), law=law,
                                         methods=tuple(methods), params=inst.params)
                     try:
